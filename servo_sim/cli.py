@@ -1,0 +1,294 @@
+"""``servo-sim``: run and tune the motor model without ROS.
+
+    servo-sim run [CONFIG] [--duration S] [--command arm.position=1.0[@T] ...] [--csv F]
+    servo-sim step-response [CONFIG] --motor M --target X [--plot out.png] [--csv F]
+    servo-sim check [CONFIG]
+
+CONFIG defaults to the package's ``config/servo_sim.yaml``. Errors (a bad config, an
+unknown motor, a rejected command) print one line and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import logging
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .analysis import step_metrics
+from .model import ConfigError, Motor, Simulation
+
+PACKAGE = "servo_sim"
+CONFIG_NAME = "servo_sim.yaml"
+
+#: ``--command`` keys: how each calls the motor.
+COMMANDS: dict[str, Callable[[Motor, list[float]], None]] = {
+    "position": lambda m, v: m.set_position(*v),
+    "velocity": lambda m, v: m.set_velocity(*v),
+    "acceleration": lambda m, v: m.set_acceleration(*v),
+    "available_force": lambda m, v: m.set_available_force(*v),
+    "available_torque": lambda m, v: m.set_available_torque(*v),
+    "force": lambda m, v: m.set_force(*v),
+    "torque": lambda m, v: m.set_torque(*v),
+    "control_pid": lambda m, v: m.set_control_pid(*v),
+}
+_ARITY = {"control_pid": 3}
+
+
+class CliError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def default_config_path() -> Path:
+    """The packaged default config: source tree, pip data files or ROS share directory."""
+    here = Path(__file__).resolve().parent
+    candidates = [here.parent / "config" / CONFIG_NAME,
+                  Path(sys.prefix) / "share" / PACKAGE / "config" / CONFIG_NAME]
+    try:
+        from ament_index_python.packages import get_package_share_directory  # ROS install
+
+        candidates.append(Path(get_package_share_directory(PACKAGE)) / "config" / CONFIG_NAME)
+    except Exception:  # noqa: BLE001 - no ROS, or the package is not in the ament index
+        pass
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise CliError("no default config found; pass a CONFIG file (looked in "
+                   + ", ".join(map(str, candidates)) + ")")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One ``--command``: at ``at`` s, call ``key`` on ``motor`` with ``values``."""
+
+    motor: str
+    key: str
+    values: list[float]
+    at: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str) -> Command:
+        """Parse ``MOTOR.KEY=VALUE[,VALUE...][@SECONDS]``."""
+        head, eq, tail = text.partition("=")
+        motor, dot, key = head.rpartition(".")
+        if not eq or not dot or not motor:
+            raise CliError(f"--command {text!r}: expected MOTOR.KEY=VALUE[@SECONDS]")
+        if key not in COMMANDS:
+            raise CliError(f"--command {text!r}: unknown key {key!r} (known: "
+                           + ", ".join(COMMANDS) + ")")
+        value_text, at_sign, at_text = tail.partition("@")
+        try:
+            values = [float(v) for v in value_text.split(",")]
+            at = float(at_text) if at_sign else 0.0
+        except ValueError:
+            raise CliError(f"--command {text!r}: values must be numbers") from None
+        if len(values) != _ARITY.get(key, 1):
+            raise CliError(f"--command {text!r}: {key} takes {_ARITY.get(key, 1)} value(s)")
+        if not math.isfinite(at) or at < 0:
+            raise CliError(f"--command {text!r}: the time after '@' must be >= 0")
+        return cls(motor, key, values, at)
+
+    def apply(self, sim: Simulation) -> None:
+        COMMANDS[self.key](sim.motor(self.motor), self.values)
+
+
+def _load(config: str | None) -> Simulation:
+    return Simulation.from_config(config if config else default_config_path())
+
+
+def _columns(sim: Simulation) -> list[str]:
+    return ["time"] + [f"{m.name}.{q}" for m in sim for q in
+                       ("position", "velocity", "motor_force", "energy")]
+
+
+def _row(sim: Simulation) -> list[float]:
+    b = sim.bank
+    state = np.column_stack([b.position, b.velocity, b.motor_force, b.energy]).ravel()
+    return [sim.time, *state.tolist()]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run a config, applying timed commands, printing a live table and optional CSV."""
+    sim = _load(args.config)
+    commands = sorted((Command.parse(c) for c in args.command), key=lambda c: c.at)
+    for c in commands:
+        sim.motor(c.motor)  # unknown motors fail before anything runs
+    steps = round(args.duration * 1000 / sim.basic_time_step_ms)
+    every = max(1, round(args.print_every * 1000 / sim.basic_time_step_ms))
+    writer = None
+    if args.csv:
+        handle = open(args.csv, "w", newline="")
+        writer = csv.writer(handle)
+        writer.writerow(_columns(sim))
+    out = sys.stdout
+    if not args.quiet:
+        names = [m.name for m in sim]
+        width = max(24, *(len(n) + 2 for n in names))
+        out.write("time [s] " + "".join(f"| {n:<{width}}" for n in names) + "\n")
+        out.write("         " + "".join(f"| {'pos':>7} {'vel':>7} {'force':>7} "
+                                        .ljust(width + 2) for _ in names) + "\n")
+    pending = list(commands)
+    wall0 = time.monotonic()
+    try:
+        for k in range(steps + 1):
+            while pending and pending[0].at <= sim.time + 1e-12:
+                pending.pop(0).apply(sim)
+            if writer:
+                writer.writerow(_row(sim))
+            if not args.quiet and k % every == 0:
+                cells = "".join(f"| {m.position:7.3f} {m.velocity:7.3f} {m.motor_force:7.3f} "
+                                .ljust(width + 2) for m in sim)
+                out.write(f"{sim.time:8.3f} {cells}\n")
+                out.flush()
+            if k < steps:
+                sim.step()
+                if args.real_time_factor > 0:
+                    lag = sim.time / args.real_time_factor - (time.monotonic() - wall0)
+                    if lag > 0:
+                        time.sleep(lag)
+    finally:
+        if writer:
+            handle.close()
+    if not args.quiet:
+        out.write("energy [J]: " + ", ".join(f"{m.name} {m.energy:.3f}" for m in sim) + "\n")
+    return 0
+
+
+def cmd_step_response(args: argparse.Namespace) -> int:
+    """Step one motor to a target and report rise, overshoot, settling, error, peak force."""
+    sim = _load(args.config)
+    motor = sim.motor(args.motor)
+    start = motor.position
+    if args.target == start:
+        raise CliError(f"--target {args.target} equals the start position of {motor.name!r}")
+    motor.set_position(args.target)
+    target = motor.target_position  # after the multiplier and the soft limits
+    steps = round(args.duration * 1000 / sim.basic_time_step_ms)
+    record = np.empty((steps + 1, 4))
+    record[0] = (0.0, motor.position, motor.velocity, motor.motor_force)
+    for k in range(1, steps + 1):
+        sim.step()
+        record[k] = (sim.time, motor.position, motor.velocity, motor.motor_force)
+    t, y, v, f = record.T
+    metrics = step_metrics(t, y, start, target, f, band=args.band)
+    unit = "rad" if motor.get_type() == "rotational" else "m"
+    force_unit = "N*m" if motor.get_type() == "rotational" else "N"
+
+    def fmt(x: float, u: str) -> str:
+        return "not reached" if math.isnan(x) else f"{x:.4g} {u}"
+
+    print(f"step response of {motor.name!r}: {start:g} -> {target:g} {unit} "
+          f"over {args.duration:g} s (dt = {sim.basic_time_step_ms} ms)")
+    print(f"  rise time (10-90 %)   {fmt(metrics.rise_time, 's')}")
+    print(f"  overshoot             {metrics.overshoot_percent:.3g} %")
+    print(f"  settling time ({metrics.band:.0%})   {fmt(metrics.settling_time, 's')}")
+    print(f"  steady-state error    {metrics.steady_state_error:.3g} {unit}")
+    print(f"  peak force            {metrics.peak_force:.4g} {force_unit}")
+    if args.csv:
+        header = "time,position,velocity,motor_force"
+        np.savetxt(args.csv, record, delimiter=",", header=header, comments="")
+    if args.plot:
+        _plot(args.plot, motor.name, target, t, y, v, f, unit, force_unit)
+        print(f"  plot written to {args.plot}")
+    return 0
+
+
+def _plot(path: str, name: str, target: float, t: np.ndarray, y: np.ndarray, v: np.ndarray,
+          f: np.ndarray, unit: str, force_unit: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise CliError("--plot needs matplotlib: pip install 'servo_sim[plot]'") from None
+    fig, axes = plt.subplots(3, 1, sharex=True, figsize=(7, 7))
+    axes[0].plot(t, y, label="position")
+    axes[0].axhline(target, color="grey", linestyle="--", label="target")
+    axes[0].set_ylabel(f"position [{unit}]")
+    axes[0].legend(loc="lower right")
+    axes[1].plot(t, v)
+    axes[1].set_ylabel(f"velocity [{unit}/s]")
+    axes[2].plot(t, f)
+    axes[2].set_ylabel(f"motor force [{force_unit}]")
+    axes[2].set_xlabel("time [s]")
+    axes[0].set_title(f"servo_sim step response: {name}")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Validate a config and summarise its motors."""
+    sim = _load(args.config)
+    cfg = sim.config
+    print(f"{cfg.source}: OK, {len(sim)} motor(s), {cfg.physics} physics, "
+          f"dt = {cfg.basic_time_step_ms} ms")
+    for m in sim:
+        coupled = f", coupled with {', '.join(m.coupled)}" if len(m.coupled) > 1 else ""
+        print(f"  {m.name}: {m.get_type()}, max velocity {m.get_max_velocity():g}, "
+              f"max force {m.get_max_force():g}, PID {m.get_control_pid()}{coupled}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="servo-sim", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+
+    run = sub.add_parser("run", help="run a config and print a live table")
+    run.add_argument("config", nargs="?", help="config file (default: the packaged one)")
+    run.add_argument("--duration", type=float, default=2.0, help="simulated seconds (2)")
+    run.add_argument("--command", action="append", default=[], metavar="M.KEY=V[@T]",
+                     help="e.g. arm.position=1.0, arm.velocity=2@0.5, arm.control_pid=20,0,1 "
+                          "(keys: " + ", ".join(COMMANDS) + ")")
+    run.add_argument("--print-every", type=float, default=0.1, help="table row period, s")
+    run.add_argument("--csv", help="write every step to this CSV file")
+    run.add_argument("--real-time-factor", type=float, default=0.0,
+                     help="1 = wall-clock pace, 0 = as fast as possible (default)")
+    run.add_argument("--quiet", action="store_true", help="no table")
+    run.set_defaults(func=cmd_run)
+
+    step = sub.add_parser("step-response", help="step one motor and report its figures")
+    step.add_argument("config", nargs="?", help="config file (default: the packaged one)")
+    step.add_argument("--motor", required=True)
+    step.add_argument("--target", type=float, required=True, help="target position")
+    step.add_argument("--duration", type=float, default=2.0, help="simulated seconds (2)")
+    step.add_argument("--band", type=float, default=0.02, help="settling band (0.02)")
+    step.add_argument("--plot", help="write a PNG of position, velocity and force")
+    step.add_argument("--csv", help="write the trajectory to this CSV file")
+    step.set_defaults(func=cmd_step_response)
+
+    check = sub.add_parser("check", help="validate a config")
+    check.add_argument("config", nargs="?", help="config file (default: the packaged one)")
+    check.set_defaults(func=cmd_check)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``servo-sim`` command."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="servo-sim: warning: %(message)s")
+    for name in ("duration", "print_every", "band"):
+        value = getattr(args, name, None)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            print(f"servo-sim: error: --{name.replace('_', '-')} must be > 0", file=sys.stderr)
+            return 2
+    try:
+        return args.func(args)
+    except (CliError, ConfigError, KeyError, ValueError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"servo-sim: error: {message}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,264 @@
+"""The motor bank: every motor of a simulation as one struct of numpy arrays.
+
+:meth:`MotorBank.step` advances all motors together with array operations; there is
+no per-motor Python code on the step path. Commands (see ``motor.py``) write the
+command arrays and call :meth:`MotorBank.refresh`, which keeps the derived arrays
+that the step reads (modes, limits) in sync, so the step does no bookkeeping.
+
+Dynamic mode, per motor (SPEC §2.2)::
+
+    PID -> desired velocity -> acceleration limit -> v_cmd
+    M  = J/dt + K*dt + B                     (inertia, implicit spring and damper)
+    p  = J/dt*v + F_load + F_applied - K*x   ("momentum" of the step, no motor)
+    f  = clip(v_cmd*M - p, -limit, limit)    (ODE-style motor: force to reach v_cmd)
+    v' = (p + f) / M ;  x' = x + v'*dt       (semi-implicit Euler)
+
+which is backward Euler for the spring and damper, stable for any stiffness and step.
+An off motor (available force 0, or force control) is the same constraint with
+``v_cmd = 0`` and ``limit = static_friction``: static friction, not a motor force.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import SimulationConfig
+from .sensors import SampledSensors, measure_position
+
+GRAVITY = 9.81
+#: Kinematic mode: a target is reached when closer than this (Webots' threshold).
+KINEMATIC_TARGET_THRESHOLD = 1e-6
+#: Kinematic mode: a target velocity is reached when closer than this.
+KINEMATIC_VELOCITY_THRESHOLD = 1e-6
+
+
+class MotorBank:
+    """State, commands and parameters of N motors, stepped together."""
+
+    def __init__(self, config: SimulationConfig) -> None:
+        motors = config.motors
+        self.config = config
+        self.n = len(motors)
+        self.names = [m.name for m in motors]
+        self.step_ms = config.basic_time_step_ms
+        self.dt = self.step_ms / 1000.0
+        self.kinematic = config.physics == "kinematic"
+        self.time_ms = 0
+
+        def column(get, dtype=float) -> np.ndarray:
+            return np.array([get(m) for m in motors], dtype=dtype)
+
+        # parameters (fixed by the config)
+        self.rotational = column(lambda m: m.type == "rotational", bool)
+        self.max_velocity = column(lambda m: m.max_velocity)
+        self.max_force = column(lambda m: m.max_force)
+        self.multiplier = column(lambda m: m.multiplier)
+        self.min_position = column(lambda m: m.min_position)
+        self.max_position = column(lambda m: m.max_position)
+        self.soft_limits = self.min_position != self.max_position
+        self.min_stop = column(lambda m: m.min_stop)
+        self.max_stop = column(lambda m: m.max_stop)
+        self.stops = (self.min_stop != 0.0) | (self.max_stop != 0.0)
+        self.spring_constant = column(lambda m: m.spring_constant)
+        self.damping_constant = column(lambda m: m.damping_constant)
+        self.static_friction = column(lambda m: m.static_friction)
+        self.consumption_factor = column(lambda m: m.consumption_factor)
+        self.inertia = column(lambda m: m.inertia)
+        self.gravity_mass = column(lambda m: m.load.gravity_mass)
+        self.gravity_distance = column(lambda m: m.load.gravity_distance)
+        self.external_load = column(lambda m: m.load.external)
+        self.position_noise = column(lambda m: m.position_sensor.noise)
+        self.position_resolution = column(lambda m: m.position_sensor.resolution)
+
+        # commands: internal values (after multiplier and clipping) ...
+        self.initial_position = column(lambda m: m.position)
+        self.target_position = self.initial_position.copy()
+        self.target_velocity = self.max_velocity.copy()
+        self.acceleration = column(lambda m: m.acceleration)
+        self.available_force = self.max_force.copy()
+        self.control_p = column(lambda m: m.control_pid[0])
+        self.control_i = column(lambda m: m.control_pid[1])
+        self.control_d = column(lambda m: m.control_pid[2])
+        self.force_control = np.zeros(self.n, dtype=bool)
+        self.applied_force = np.zeros(self.n)  # the set_force force, 0 unless force control
+        # ... and what the getters return (the caller's values, before the multiplier)
+        self.requested_position = self.initial_position.copy()
+        self.requested_velocity = self.max_velocity.copy()
+
+        # state
+        self.position = self.initial_position.copy()
+        self.velocity = np.zeros(self.n)
+        self.motor_force = np.zeros(self.n)
+        self.energy = np.zeros(self.n)
+        self.error_integral = np.zeros(self.n)
+        self.previous_error = np.zeros(self.n)
+        self.command_velocity = np.zeros(self.n)  # v_cmd of the last step (Webots' Vp)
+
+        # sensors
+        self.rng = np.random.default_rng(config.seed)
+        self.position_sensor = SampledSensors(
+            column(lambda m: m.position_sensor.sampling_period_ms, np.int64))
+        self.force_sensor = SampledSensors(
+            column(lambda m: m.force_feedback_sampling_period_ms, np.int64))
+
+        # constants of the step
+        dt = self.dt
+        self._inertia_dt = self.inertia / dt
+        self._mass = self._inertia_dt + self.spring_constant * dt + self.damping_constant
+        self._energy_per_force = self.consumption_factor * dt
+        weight = self.gravity_mass * GRAVITY
+        self._constant_load = self.external_load - np.where(self.rotational, 0.0, weight)
+        self._gravity_torque = np.where(self.rotational, weight * self.gravity_distance, 0.0)
+        self._any_gravity_torque = bool(self._gravity_torque.any())
+        self._any_spring = bool(self.spring_constant.any())
+        self._any_stops = bool(self.stops.any())
+        self._stop_low = np.where(self.stops, self.min_stop, -np.inf)
+        self._stop_high = np.where(self.stops, self.max_stop, np.inf)
+
+        # derived from the commands, kept in sync by refresh()
+        self._active = np.zeros(self.n, dtype=bool)
+        self._active_gain = np.zeros(self.n)
+        self._force_limit = np.zeros(self.n)
+        self._position_control = np.zeros(self.n, dtype=bool)
+        self._velocity_control = np.zeros(self.n, dtype=bool)
+        self._pid = np.zeros(self.n, dtype=bool)
+        self._not_pid = np.zeros(self.n, dtype=bool)
+        self._speed_limit = np.zeros(self.n)
+        self._d_over_dt = np.zeros(self.n)
+        self._acceleration_limited = np.zeros(self.n, dtype=bool)
+        self._acceleration_step = np.zeros(self.n)
+        self.refresh()
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def refresh(self, idx: slice | np.ndarray = slice(None)) -> None:
+        """Recompute what the step derives from the commands, for motors ``idx``."""
+        active = ~self.force_control[idx] & (self.available_force[idx] > 0.0)
+        position_control = np.isfinite(self.target_position[idx])
+        self._active[idx] = active
+        self._active_gain[idx] = active
+        self._force_limit[idx] = np.where(active, self.available_force[idx],
+                                          self.static_friction[idx])
+        self._position_control[idx] = position_control
+        self._velocity_control[idx] = ~position_control
+        self._pid[idx] = active & position_control
+        self._not_pid[idx] = ~(active & position_control)
+        self._speed_limit[idx] = np.abs(self.target_velocity[idx])
+        self._d_over_dt[idx] = self.control_d[idx] / self.dt
+        self._acceleration_limited[idx] = self.acceleration[idx] >= 0.0
+        self._acceleration_step[idx] = np.abs(self.acceleration[idx]) * self.dt
+        self._any_acceleration_limit = bool(self._acceleration_limited.any())
+        self._any_force_control = bool(self.force_control.any())
+
+    # ------------------------------------------------------------------ stepping
+
+    def step(self) -> None:
+        """Advance every motor by one basic time step, then refresh due sensors."""
+        if self.kinematic:
+            self._step_kinematic()
+        else:
+            self._step_dynamic()
+        self.time_ms += self.step_ms
+        self._sample_sensors()
+
+    def _step_dynamic(self) -> None:
+        dt = self.dt
+        x = self.position
+        # PID -> desired velocity (only position-controlled, powered motors integrate)
+        error = self.target_position - x
+        np.copyto(error, 0.0, where=self._not_pid)
+        self.error_integral += error * dt
+        u = self.control_p * error
+        u += self.control_i * self.error_integral
+        u += (error - self.previous_error) * self._d_over_dt
+        np.copyto(self.previous_error, error, where=self._pid)
+        np.nan_to_num(u, copy=False, nan=0.0)  # inf - inf from absurd gains: command 0
+        speed = self._speed_limit
+        v_cmd = np.clip(u, -speed, speed, out=u)
+        np.copyto(v_cmd, self.target_velocity, where=self._velocity_control)
+        if self._any_acceleration_limit:
+            step = self._acceleration_step
+            ramped = np.clip(v_cmd - self.command_velocity, -step, step)
+            ramped += self.command_velocity
+            np.copyto(v_cmd, ramped, where=self._acceleration_limited)
+        v_cmd *= self._active_gain  # off motors hold zero velocity (friction only)
+        self.command_velocity = v_cmd
+
+        # the joint: motor constraint, implicit spring/damper, loads
+        p = self._inertia_dt * self.velocity
+        p += self._constant_load
+        if self._any_gravity_torque:
+            p -= self._gravity_torque * np.cos(x)
+        if self._any_force_control:
+            p += self.applied_force
+        if self._any_spring:
+            p -= self.spring_constant * x
+        mass = self._mass
+        limit = self._force_limit
+        force = np.clip(v_cmd * mass - p, -limit, limit)
+        v_new = p
+        v_new += force
+        v_new /= mass
+        x_new = v_new * dt
+        x_new += x
+        if self._any_stops:
+            self._apply_stops(x_new, v_new)
+        self.position = x_new
+        self.velocity = v_new
+        force *= self._active_gain  # friction of an off motor is not motor force
+        self.motor_force = force
+        self.energy += np.abs(force) * self._energy_per_force
+
+    def _step_kinematic(self) -> None:
+        """Webots without physics: velocity ramps, position walks to the target."""
+        dt = self.dt
+        x = self.position
+        target = self.target_position
+        velocity_control = self._velocity_control
+        target_velocity = self.target_velocity
+        blocked = velocity_control & self.soft_limits & (
+            ((x >= self.max_position) & (target_velocity >= 0.0))
+            | ((x <= self.min_position) & (target_velocity <= 0.0)))
+        arrived = self._position_control & (np.abs(target - x) < KINEMATIC_TARGET_THRESHOLD)
+        idle = blocked | arrived | self.force_control
+
+        available = self.available_force
+        acc = np.where((self.acceleration == -1.0) | (self.acceleration > available),
+                       available, self.acceleration)
+        goal = np.where(velocity_control, target_velocity, np.abs(target_velocity))
+        current = self.command_velocity
+        gap = goal - current
+        current = np.where(np.abs(gap) > KINEMATIC_VELOCITY_THRESHOLD,
+                           current + np.clip(gap, -acc * dt, acc * dt), current)
+        current[idle] = 0.0
+
+        direction = np.where(velocity_control, 1.0, np.sign(target - x))
+        x_new = x + direction * current * dt
+        x_new = np.where(velocity_control, x_new,
+                         np.where(direction > 0, np.minimum(x_new, target),
+                                  np.maximum(x_new, target)))
+        v_new = (x_new - x) / dt
+        if self._any_stops:
+            self._apply_stops(x_new, v_new)
+        self.command_velocity = current
+        self.position = x_new
+        self.velocity = v_new
+        self.motor_force = np.zeros(self.n)
+
+    def _apply_stops(self, x_new: np.ndarray, v_new: np.ndarray) -> None:
+        """Hard stops: clamp the position, remove the velocity into the stop (in place)."""
+        clamped = np.clip(x_new, self._stop_low, self._stop_high)
+        hit = clamped != x_new
+        x_new[:] = clamped
+        v_new[hit] = 0.0
+
+    def _sample_sensors(self) -> None:
+        now = self.time_ms
+        due = self.position_sensor.due(now)
+        if due is not None and len(due):
+            self.position_sensor.value[due] = measure_position(
+                self.position[due], self.position_noise[due], self.position_resolution[due],
+                self.rng)
+        due = self.force_sensor.due(now)
+        if due is not None and len(due):
+            self.force_sensor.value[due] = self.motor_force[due]

@@ -1,0 +1,484 @@
+"""Configuration of a simulation: schema, defaults, validation and the ROS-parameter form.
+
+A config is a plain mapping (from YAML or code) in one of two forms:
+
+* the model form of SPEC §5::
+
+      {basic_time_step_ms: 8, physics: dynamic, motors: [{name: arm, ...}, ...]}
+
+* a ROS 2 parameters file of the same content (ros2_controllers style)::
+
+      {servo_sim: {ros__parameters: {basic_time_step_ms: 8, motors: [arm], arm: {...}}}}
+
+  where each motor's group is keyed by its ROS name (see :func:`ros_name`) and may
+  also be given flat, as ``arm.max_torque: 10.0`` (how rclpy lists parameters).
+
+Validation builds nothing on error: it raises one :class:`ConfigError` whose message
+names the source, the motor, the field and the value.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: Separator of coupled motor names, "base::specifier" (Webots convention).
+COUPLING_SEPARATOR = "::"
+#: Node-level ROS parameters that may sit beside the model's in a parameters file.
+NODE_PARAMETERS = frozenset({"use_sim_time"})
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message names source, motor, field and value."""
+
+
+class _FieldError(ValueError):
+    """Raised by a field parser; turned into a ConfigError with full context."""
+
+
+# --------------------------------------------------------------------------- parsers
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _real(check: Callable[[float], bool] | None = None, rule: str = "") -> Callable[[Any], float]:
+    def parse(value: Any) -> float:
+        if not _is_real(value):
+            raise _FieldError("must be a number")
+        value = float(value)
+        if not math.isfinite(value):
+            raise _FieldError("must be finite")
+        if check is not None and not check(value):
+            raise _FieldError(f"must be {rule}")
+        return value
+
+    return parse
+
+
+def _integer(minimum: int) -> Callable[[Any], int]:
+    def parse(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise _FieldError("must be an integer")
+        if value < minimum:
+            raise _FieldError(f"must be an integer >= {minimum}")
+        return int(value)
+
+    return parse
+
+
+def _choice(*choices: str) -> Callable[[Any], str]:
+    def parse(value: Any) -> str:
+        if value not in choices:
+            raise _FieldError("must be one of " + ", ".join(repr(c) for c in choices))
+        return value
+
+    return parse
+
+
+def _pid(value: Any) -> tuple[float, float, float]:
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise _FieldError("must be a list of three numbers [P, I, D]")
+    p, i, d = (_real()(v) for v in value)
+    if p <= 0 or i < 0 or d < 0:
+        raise _FieldError("needs P > 0, I >= 0 and D >= 0")
+    return (p, i, d)
+
+
+_any_real = _real()
+_non_negative = _real(lambda v: v >= 0, ">= 0")
+_positive = _real(lambda v: v > 0, "> 0")
+_acceleration = _real(lambda v: v == -1 or v >= 0, "-1 (unlimited) or >= 0")
+_multiplier = _real(lambda v: v != 0, "non-zero")
+_resolution = _real(lambda v: v == -1 or v > 0, "-1 (infinite) or > 0")
+
+
+# --------------------------------------------------------------------------- schema
+
+
+@dataclass(frozen=True)
+class LoadConfig:
+    """Passive load on the joint: gravity on a mass and a constant external force/torque."""
+
+    gravity_mass: float = 0.0
+    gravity_distance: float = 0.0
+    external: float = 0.0
+
+
+@dataclass(frozen=True)
+class PositionSensorConfig:
+    """The motor's position sensor: sampling period (0 = off), quantisation and noise."""
+
+    sampling_period_ms: int = 0
+    resolution: float = -1.0
+    noise: float = 0.0
+
+
+@dataclass(frozen=True)
+class MotorConfig:
+    """One motor, with the Webots fields in snake_case (SPEC §5)."""
+
+    name: str
+    type: str = "rotational"
+    max_velocity: float = 10.0
+    max_force: float = 10.0  # max_torque for rotational motors
+    control_pid: tuple[float, float, float] = (10.0, 0.0, 0.0)
+    acceleration: float = -1.0
+    min_position: float = 0.0
+    max_position: float = 0.0
+    min_stop: float = 0.0
+    max_stop: float = 0.0
+    spring_constant: float = 0.0
+    damping_constant: float = 0.0
+    static_friction: float = 0.0
+    multiplier: float = 1.0
+    consumption_factor: float = 10.0
+    position: float = 0.0
+    inertia: float = 0.01
+    load: LoadConfig = field(default_factory=LoadConfig)
+    position_sensor: PositionSensorConfig = field(default_factory=PositionSensorConfig)
+    force_feedback_sampling_period_ms: int = 0
+
+    @property
+    def coupling_base(self) -> str | None:
+        """The base name shared by coupled motors, or None for a motor on its own."""
+        base, sep, _ = self.name.partition(COUPLING_SEPARATOR)
+        return base if sep else None
+
+    @property
+    def force_field(self) -> str:
+        """The config name of the force limit: max_torque (rotational) or max_force."""
+        return "max_torque" if self.type == "rotational" else "max_force"
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    """A whole simulation: time step, physics mode, noise seed and motors."""
+
+    motors: tuple[MotorConfig, ...]
+    basic_time_step_ms: int = 8
+    physics: str = "dynamic"
+    seed: int = 0
+    source: str = "<dict>"
+
+
+_MOTOR_PARSERS: dict[str, Callable[[Any], Any]] = {
+    "type": _choice("rotational", "linear"),
+    "max_velocity": _non_negative,
+    "max_torque": _non_negative,
+    "max_force": _non_negative,
+    "control_pid": _pid,
+    "acceleration": _acceleration,
+    "min_position": _any_real,
+    "max_position": _any_real,
+    "min_stop": _any_real,
+    "max_stop": _any_real,
+    "spring_constant": _non_negative,
+    "damping_constant": _non_negative,
+    "static_friction": _non_negative,
+    "multiplier": _multiplier,
+    "consumption_factor": _non_negative,
+    "position": _any_real,
+    "inertia": _positive,
+    "force_feedback_sampling_period_ms": _integer(0),
+}
+_NESTED_PARSERS: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
+    "load": (
+        LoadConfig,
+        {"gravity_mass": _non_negative, "gravity_distance": _any_real, "external": _any_real},
+    ),
+    "position_sensor": (
+        PositionSensorConfig,
+        {"sampling_period_ms": _integer(0), "resolution": _resolution, "noise": _non_negative},
+    ),
+}
+_TOP_PARSERS: dict[str, Callable[[Any], Any]] = {
+    "basic_time_step_ms": _integer(1),
+    "physics": _choice("dynamic", "kinematic"),
+    "seed": _integer(0),
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def ros_name(device_name: str) -> str:
+    """The ROS name of a motor: every character outside [A-Za-z0-9_] becomes '_'."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", device_name)
+
+
+def _unknown(kind: str, key: Any, known: list[str]) -> str:
+    hint = difflib.get_close_matches(str(key), known, n=1)
+    tail = f" (did you mean '{hint[0]}'?)" if hint else f" (known: {', '.join(sorted(known))})"
+    return f"unknown {kind} {key!r}{tail}"
+
+
+class _Context:
+    """Formats errors as 'source: motor 'm': field 'f' = v: reason'."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def error(self, reason: str, motor: str | None = None, name: str | None = None,
+              value: Any = None) -> ConfigError:
+        parts = [self.source]
+        if motor is not None:
+            parts.append(f"motor {motor!r}")
+        if name is not None:
+            parts.append(f"field {name!r} = {value!r}")
+        return ConfigError(": ".join([*parts, reason]))
+
+    def parse(self, parser: Callable[[Any], Any], value: Any, motor: str | None,
+              name: str) -> Any:
+        try:
+            return parser(value)
+        except _FieldError as exc:
+            raise self.error(str(exc), motor, name, value) from None
+
+
+# --------------------------------------------------------------------------- motor
+
+
+def _parse_motor(raw: Any, ctx: _Context, index: int) -> MotorConfig:
+    if not isinstance(raw, Mapping):
+        raise ctx.error(f"motors[{index}] must be a mapping with at least a 'name'")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise ctx.error(f"motors[{index}]: field 'name' = {name!r}: must be a non-empty string")
+    motor_type = ctx.parse(_MOTOR_PARSERS["type"], raw.get("type", "rotational"), name, "type")
+    force_key = "max_torque" if motor_type == "rotational" else "max_force"
+    other_key = "max_force" if motor_type == "rotational" else "max_torque"
+    if other_key in raw:
+        raise ctx.error(f"{motor_type} motors take {force_key!r}, not {other_key!r}",
+                        name, other_key, raw[other_key])
+
+    values: dict[str, Any] = {"name": name, "type": motor_type}
+    for key, value in raw.items():
+        if key in ("name", "type"):
+            continue
+        if key in _NESTED_PARSERS:
+            values[key] = _parse_nested(key, value, ctx, name)
+        elif key in _MOTOR_PARSERS:
+            parsed = ctx.parse(_MOTOR_PARSERS[key], value, name, key)
+            values["max_force" if key == force_key else key] = parsed
+        else:
+            known = [k for k in [*_MOTOR_PARSERS, *_NESTED_PARSERS, "name"] if k != other_key]
+            raise ctx.error(_unknown("field", key, known), name)
+    motor = MotorConfig(**values)
+    _check_motor(motor, ctx)
+    return motor
+
+
+def _parse_nested(key: str, value: Any, ctx: _Context, motor: str) -> Any:
+    cls, parsers = _NESTED_PARSERS[key]
+    if not isinstance(value, Mapping):
+        raise ctx.error("must be a mapping of " + ", ".join(parsers), motor, key, value)
+    out = {}
+    for sub, subvalue in value.items():
+        if sub not in parsers:
+            raise ctx.error(_unknown(f"field in {key!r}:", sub, list(parsers)), motor)
+        out[sub] = ctx.parse(parsers[sub], subvalue, motor, f"{key}.{sub}")
+    return cls(**out)
+
+
+def _check_motor(m: MotorConfig, ctx: _Context) -> None:
+    """Rules between fields of one motor (Webots' limit rules, made errors)."""
+    soft = m.min_position != m.max_position
+    stops = m.min_stop != 0.0 or m.max_stop != 0.0
+    if m.min_position > m.max_position:
+        raise ctx.error(f"must be <= max_position ({m.max_position})", m.name,
+                        "min_position", m.min_position)
+    if m.min_stop > m.max_stop:
+        raise ctx.error(f"must be <= max_stop ({m.max_stop})", m.name, "min_stop", m.min_stop)
+    if soft and not m.min_position <= m.position <= m.max_position:
+        raise ctx.error(f"must lie within the soft limits [{m.min_position}, {m.max_position}]",
+                        m.name, "position", m.position)
+    if stops and not m.min_stop <= m.position <= m.max_stop:
+        raise ctx.error(f"must lie within the hard stops [{m.min_stop}, {m.max_stop}]",
+                        m.name, "position", m.position)
+    if soft and stops:
+        if m.min_position < m.min_stop:
+            raise ctx.error(f"soft limit below the hard stop min_stop ({m.min_stop})",
+                            m.name, "min_position", m.min_position)
+        if m.max_position > m.max_stop:
+            raise ctx.error(f"soft limit above the hard stop max_stop ({m.max_stop})",
+                            m.name, "max_position", m.max_position)
+
+
+def _check_coupling(motors: tuple[MotorConfig, ...], ctx: _Context) -> None:
+    """Seed 002: coupled limits must be exact factors of each other (by multiplier)."""
+    groups: dict[str, list[MotorConfig]] = {}
+    for m in motors:
+        if m.coupling_base is not None:
+            groups.setdefault(m.coupling_base, []).append(m)
+    for members in groups.values():
+        ref = members[0]
+        for m in members[1:]:
+            ratio = m.multiplier / ref.multiplier
+            v_expected = ref.max_velocity * abs(ratio)
+            if not math.isclose(m.max_velocity, v_expected, rel_tol=1e-9, abs_tol=1e-12):
+                raise ctx.error(
+                    f"inconsistent with coupled motor {ref.name!r}: expected {v_expected:g} "
+                    f"(= {ref.max_velocity:g} * |{m.multiplier:g} / {ref.multiplier:g}|)",
+                    m.name, "max_velocity", m.max_velocity)
+            ref_unlimited = ref.min_position == ref.max_position
+            if ref_unlimited != (m.min_position == m.max_position):
+                raise ctx.error(
+                    f"coupled motor {ref.name!r} has "
+                    f"{'unlimited' if ref_unlimited else 'limited'} position; siblings must "
+                    "match", m.name, "min_position", m.min_position)
+            if ref_unlimited:
+                continue
+            lo, hi = sorted((ref.min_position * ratio, ref.max_position * ratio))
+            for name, value, expected in (("min_position", m.min_position, lo),
+                                          ("max_position", m.max_position, hi)):
+                if not math.isclose(value, expected, rel_tol=1e-9, abs_tol=1e-12):
+                    raise ctx.error(
+                        f"inconsistent with coupled motor {ref.name!r}: expected {expected:g}",
+                        m.name, name, value)
+
+
+# --------------------------------------------------------------------------- public
+
+
+def parse_config(raw: Any, source: str = "<dict>") -> SimulationConfig:
+    """Validate a config mapping (model or ROS-parameters form) into a SimulationConfig."""
+    ctx = _Context(source)
+    if isinstance(raw, SimulationConfig):
+        return raw
+    if not isinstance(raw, Mapping):
+        raise ctx.error("the config must be a mapping")
+    if _is_ros_form(raw):
+        raw = _from_ros_form(raw, ctx)
+    top: dict[str, Any] = {"source": source}
+    for key, value in raw.items():
+        if key == "motors":
+            continue
+        if key not in _TOP_PARSERS:
+            raise ctx.error(_unknown("top-level field", key, [*_TOP_PARSERS, "motors"]))
+        top[key] = ctx.parse(_TOP_PARSERS[key], value, None, key)
+    raw_motors = raw.get("motors")
+    if not isinstance(raw_motors, list) or not raw_motors:
+        raise ctx.error("field 'motors' must be a non-empty list of motors")
+    motors = tuple(_parse_motor(m, ctx, i) for i, m in enumerate(raw_motors))
+    seen: dict[str, str] = {}
+    for m in motors:
+        key = ros_name(m.name)
+        if key in seen:
+            other = seen[key]
+            why = "duplicate motor name" if other == m.name else (
+                f"its ROS name {key!r} clashes with motor {other!r}")
+            raise ctx.error(why, m.name)
+        if key[0].isdigit():
+            raise ctx.error(f"its ROS name {key!r} must not start with a digit", m.name)
+        seen[key] = m.name
+    _check_coupling(motors, ctx)
+    return SimulationConfig(motors=motors, **top)
+
+
+def load_config(path: str | Path) -> SimulationConfig:
+    """Read and validate a YAML config file (either form)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    return parse_config(raw, str(path))
+
+
+def to_dict(config: SimulationConfig) -> dict[str, Any]:
+    """The model form of a config (plain types), e.g. to write it back as YAML."""
+    motors = []
+    for m in config.motors:
+        entry: dict[str, Any] = {}
+        for f in fields(m):
+            value = getattr(m, f.name)
+            if isinstance(value, (LoadConfig, PositionSensorConfig)):
+                value = {g.name: getattr(value, g.name) for g in fields(value)}
+            elif isinstance(value, tuple):
+                value = list(value)
+            entry[m.force_field if f.name == "max_force" else f.name] = value
+        motors.append(entry)
+    return {"basic_time_step_ms": config.basic_time_step_ms, "physics": config.physics,
+            "seed": config.seed, "motors": motors}
+
+
+# --------------------------------------------------------------------------- ROS form
+
+
+def _is_ros_form(raw: Mapping) -> bool:
+    return any(isinstance(v, Mapping) and "ros__parameters" in v for v in raw.values())
+
+
+def _select_node(raw: Mapping, ctx: _Context) -> Mapping:
+    nodes = {k: v["ros__parameters"] for k, v in raw.items()
+             if isinstance(v, Mapping) and "ros__parameters" in v}
+    if len(nodes) == 1:
+        return next(iter(nodes.values()))
+    for key, params in nodes.items():
+        if str(key).rstrip("/").rsplit("/", 1)[-1] == "servo_sim":
+            return params
+    raise ctx.error("several nodes in the parameters file and none is 'servo_sim': "
+                    + ", ".join(map(str, nodes)))
+
+
+def unflatten(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Turn rclpy-style dotted names ('arm.load.external') into nested mappings."""
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        node = out
+        *parents, leaf = str(key).split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"parameter {key!r} conflicts with a value at {part!r}")
+        if isinstance(value, Mapping):
+            node.setdefault(leaf, {}).update(unflatten(value))
+        else:
+            node[leaf] = value
+    return out
+
+
+def from_ros_parameters(params: Mapping[str, Any], source: str = "<parameters>") -> dict[str, Any]:
+    """Convert one node's ROS parameters (nested or dotted) into the model form."""
+    return _from_ros_form({"servo_sim": {"ros__parameters": params}}, _Context(source))
+
+
+def _from_ros_form(raw: Mapping, ctx: _Context) -> dict[str, Any]:
+    params = unflatten(_select_node(raw, ctx))
+    names = params.get("motors")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise ctx.error(f"parameter 'motors' = {names!r}: must be a non-empty list of "
+                        "motor names")
+    groups = {ros_name(n): n for n in names}
+    model: dict[str, Any] = {"motors": []}
+    for key, value in params.items():
+        if key == "motors" or key in NODE_PARAMETERS:
+            continue
+        if key in _TOP_PARSERS:
+            model[key] = value
+        elif key not in groups:
+            if isinstance(value, Mapping):
+                raise ctx.error(f"parameter group {key!r} is not a motor listed in 'motors' "
+                                f"({', '.join(groups)})")
+            raise ctx.error(_unknown("parameter", key, [*_TOP_PARSERS, "motors"]))
+    for name in names:
+        group = params.get(ros_name(name), {})
+        if not isinstance(group, Mapping):
+            raise ctx.error(f"parameter {ros_name(name)!r} must be a group of motor fields",
+                            name)
+        model["motors"].append({"name": name, **group})
+    return model

@@ -1,0 +1,29 @@
+"""pip install of servo_sim's ROS-free layers (model, CLI); colcon builds with CMake."""
+
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+here = Path(__file__).parent
+
+setup(
+    name="servo_sim",
+    version="0.1.0",
+    description="Simulated servo motors with Webots Motor semantics, for ROS 2 and without it",
+    long_description=(here / "README.md").read_text(),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=["servo_sim", "servo_sim.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/servo_sim"]),
+        ("share/servo_sim", ["package.xml"]),
+        ("share/servo_sim/config", ["config/servo_sim.yaml"]),
+    ],
+    install_requires=["numpy>=1.24", "PyYAML>=6"],
+    extras_require={
+        "plot": ["matplotlib>=3.6"],
+        "test": ["pytest>=7", "hypothesis>=6.80", "ruff>=0.5", "matplotlib>=3.6"],
+    },
+    entry_points={"console_scripts": ["servo-sim = servo_sim.cli:main"]},
+)
