@@ -55,7 +55,8 @@ class Motor:
 
     def _scaled(self, argument: str, value: float) -> np.ndarray:
         """``value`` times each coupled motor's multiplier; rejected if that overflows."""
-        scaled = value * self._bank.multiplier[self._group]
+        with np.errstate(over="ignore"):
+            scaled = value * self._bank.multiplier[self._group]
         if not np.isfinite(scaled).all():
             raise self._reject(argument, value, "overflows once multiplied")
         return scaled

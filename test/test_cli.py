@@ -1,0 +1,102 @@
+"""The servo-sim command line, run as a real subprocess."""
+
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO
+
+
+def servo_sim(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "servo_sim.cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd or REPO, timeout=120)
+
+
+def test_run_default_config_prints_a_table_and_applies_commands(tmp_path):
+    out = tmp_path / "run.csv"
+    r = servo_sim("run", "--duration", "1.0", "--command", "arm.position=0.5",
+                  "--command", "gripper.position=0.03@0.2", "--csv", out)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "arm" in lines[0] and "gripper" in lines[0]
+    assert lines[-1].startswith("energy [J]:")
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 126  # t = 0 .. 1.0 s in 8 ms steps
+    assert float(rows[-1]["time"]) == pytest.approx(1.0)
+    assert float(rows[-1]["arm.position"]) == pytest.approx(0.5, abs=0.02)
+    at_02 = next(r for r in rows if float(r["time"]) >= 0.2)
+    assert float(at_02["gripper.position"]) == 0.0  # not commanded before 0.2 s
+    assert float(rows[-1]["gripper.position"]) == pytest.approx(0.03, abs=1e-3)
+
+
+def test_run_a_config_file_in_model_form(tmp_path):
+    cfg = tmp_path / "one.yaml"
+    cfg.write_text(yaml.safe_dump({"basic_time_step_ms": 4,
+                                   "motors": [{"name": "solo", "max_torque": 50.0}]}))
+    r = servo_sim("run", cfg, "--duration", "0.2", "--command", "solo.position=inf",
+                  "--command", "solo.velocity=1", "--print-every", "0.2")
+    assert r.returncode == 0, r.stderr
+    last = r.stdout.splitlines()[-2]
+    assert last.split()[0] == "0.200"
+    assert float(last.split()[2]) == pytest.approx(0.2, abs=1e-9)
+
+
+def test_clipping_is_reported_as_a_warning():
+    r = servo_sim("run", "--duration", "0.1", "--quiet", "--command", "arm.position=3")
+    assert r.returncode == 0
+    assert "warning: motor 'arm': position 3 exceeds the soft limits" in r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--command", "elbow.position=1"], "no motor 'elbow'; known motors: 'arm'"),
+    (["run", "--command", "arm.position=nan"], "motor 'arm': position = nan rejected"),
+    (["run", "--command", "arm.speed=1"], "unknown key 'speed'"),
+    (["run", "--command", "arm.control_pid=1,2"], "takes 3 value(s)"),
+    (["run", "--command", "arm"], "expected MOTOR.KEY=VALUE"),
+    (["run", "--duration", "-1"], "--duration must be > 0"),
+    (["run", "missing.yaml"], "missing.yaml: cannot read"),
+    (["step-response", "--motor", "arm", "--target", "0"], "equals the start position"),
+])
+def test_errors_exit_2_with_one_line(args, message):
+    r = servo_sim(*args)
+    assert r.returncode == 2
+    assert message in r.stderr
+    assert r.stderr.count("\n") == 1
+    assert "Traceback" not in r.stderr
+
+
+def test_bad_config_file_fails_naming_file_motor_field(tmp_path):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("motors:\n  - name: arm\n    max_torque: -5\n")
+    r = servo_sim("check", cfg)
+    assert r.returncode == 2
+    assert f"{cfg}: motor 'arm': field 'max_torque' = -5: must be >= 0" in r.stderr
+
+
+def test_check_summarises_the_default_config():
+    r = servo_sim("check")
+    assert r.returncode == 0
+    assert "OK, 2 motor(s)" in r.stdout
+
+
+def test_step_response_reports_figures_and_writes_the_plot(tmp_path):
+    png = tmp_path / "step.png"
+    r = servo_sim("step-response", REPO / "config" / "servo_sim.yaml", "--motor", "arm",
+                  "--target", "1.0", "--duration", "3", "--plot", png)
+    assert r.returncode == 0, r.stderr
+    for label in ("rise time", "overshoot", "settling time", "steady-state error",
+                  "peak force"):
+        assert label in r.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png.stat().st_size > 10_000
+
+
+def test_console_script_is_installed():
+    script = shutil.which("servo-sim", path=str(Path(sys.executable).parent))
+    assert script, "the servo-sim console script is not installed beside this Python"
+    r = subprocess.run([script, "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "step-response" in r.stdout

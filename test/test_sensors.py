@@ -1,0 +1,119 @@
+"""Sampled position and force/torque sensors (SPEC §2.4)."""
+
+import math
+
+import numpy as np
+import pytest
+from conftest import make_sim, one
+
+
+def test_position_is_nan_until_the_first_full_period():
+    sim, m = one(max_torque=100.0)
+    m.set_position(1.0)
+    m.enable_position(16)
+    assert m.get_position_sampling_period() == 16
+    assert math.isnan(m.get_position())
+    sim.step()  # 8 ms: not yet a full period
+    assert math.isnan(m.get_position())
+    sim.step()  # 16 ms: refreshed with the position after this step
+    first = m.position
+    assert m.get_position() == first
+    sim.step()  # 24 ms: held
+    assert m.get_position() == first
+    assert m.position != first
+    sim.step()  # 32 ms: refreshed
+    assert m.get_position() == m.position
+
+
+def test_period_not_a_multiple_of_the_step_rounds_up():
+    # period 10 ms with 8 ms steps: refresh at 16, then 10 ms after -> 32, 48, ...
+    sim, m = one(max_torque=100.0)
+    m.set_position(1.0)
+    m.enable_position(10)
+    refreshed = []
+    last = m.get_position()
+    for _ in range(8):
+        sim.step()
+        value = m.get_position()
+        if not (math.isnan(value) or value == last):
+            refreshed.append(sim.time_ms)
+        last = value
+    assert refreshed == [16, 32, 48, 64]
+
+
+def test_enabling_later_counts_from_the_enable_time():
+    sim, m = one(max_torque=100.0)
+    m.set_position(1.0)
+    sim.step(3)  # 24 ms
+    m.enable_position(8)
+    assert math.isnan(m.get_position())
+    sim.step()
+    assert m.get_position() == m.position
+
+
+def test_disable_returns_nan_and_period_zero():
+    sim, m = one(position_sensor={"sampling_period_ms": 8})
+    sim.step()
+    assert m.get_position() == 0.0
+    m.disable_position()
+    assert m.get_position_sampling_period() == 0
+    assert math.isnan(m.get_position())
+    sim.step(3)
+    assert math.isnan(m.get_position())
+
+
+def test_config_enables_sensors_from_time_zero():
+    sim, m = one(position=0.2, position_sensor={"sampling_period_ms": 16},
+                 force_feedback_sampling_period_ms=8,
+                 load={"gravity_mass": 1.0, "gravity_distance": 0.1})
+    sim.step()
+    assert math.isnan(m.get_position())
+    assert m.get_force_feedback() == pytest.approx(9.81 * 0.1 * math.cos(0.2))
+    sim.step()
+    assert m.get_position() == 0.2
+
+
+def test_resolution_quantises_the_reading():
+    sim, m = one(max_torque=100.0, position_sensor={"sampling_period_ms": 8,
+                                                    "resolution": 0.01})
+    m.set_position(0.123456)
+    sim.step(200)
+    assert m.position == pytest.approx(0.123456, abs=1e-6)
+    assert m.get_position() == pytest.approx(0.12, abs=1e-15)
+
+
+def test_noise_is_gaussian_with_the_configured_std_and_seeded():
+    def readings(seed):
+        sim = make_sim(*[{"position_sensor": {"sampling_period_ms": 8, "noise": 0.01}}] * 50,
+                       seed=seed)
+        out = []
+        for _ in range(100):
+            sim.step()
+            out.append([m.get_position() for m in sim])
+        return np.array(out)
+
+    a, b, c = readings(7), readings(7), readings(8)
+    np.testing.assert_array_equal(a, b)  # reproducible
+    assert not np.array_equal(a, c)
+    assert abs(a.mean()) < 0.01 * 4 / math.sqrt(a.size)
+    assert a.std() == pytest.approx(0.01, rel=0.05)
+
+
+def test_force_and_torque_feedback_are_one_sensor():
+    sim, m = one(load={"external": 0.5})
+    m.enable_torque_feedback(8)
+    assert m.get_force_feedback_sampling_period() == 8
+    assert m.get_torque_feedback_sampling_period() == 8
+    sim.step()
+    assert m.get_torque_feedback() == m.get_force_feedback() == pytest.approx(-0.5)
+    m.disable_torque_feedback()
+    assert m.get_force_feedback_sampling_period() == 0
+    assert math.isnan(m.get_torque_feedback())
+
+
+def test_force_feedback_samples_the_saturated_motor_force():
+    sim, m = one(max_torque=3.0)
+    m.enable_force_feedback(8)
+    m.set_position(10.0)
+    sim.step()
+    assert m.get_force_feedback() == 3.0
