@@ -115,14 +115,17 @@ class MotorBank:
         self._stop_low = np.where(self.stops, self.min_stop, -np.inf)
         self._stop_high = np.where(self.stops, self.max_stop, np.inf)
 
-        # derived from the commands, kept in sync by refresh()
-        self._active = np.zeros(self.n, dtype=bool)
+        # derived from the commands, kept in sync by refresh(); masks are stored as 0/1
+        # gains so that the step multiplies instead of selecting (cheaper in numpy)
         self._active_gain = np.zeros(self.n)
         self._force_limit = np.zeros(self.n)
-        self._position_control = np.zeros(self.n, dtype=bool)
         self._velocity_control = np.zeros(self.n, dtype=bool)
-        self._pid = np.zeros(self.n, dtype=bool)
-        self._not_pid = np.zeros(self.n, dtype=bool)
+        self._position_control = np.zeros(self.n, dtype=bool)
+        self._pid_gain = np.zeros(self.n)
+        self._not_pid_gain = np.zeros(self.n)
+        self._pid_target = np.zeros(self.n)
+        self._position_gain = np.zeros(self.n)
+        self._velocity_term = np.zeros(self.n)
         self._speed_limit = np.zeros(self.n)
         self._d_over_dt = np.zeros(self.n)
         self._acceleration_limited = np.zeros(self.n, dtype=bool)
@@ -134,15 +137,19 @@ class MotorBank:
     def refresh(self, idx: slice | np.ndarray = slice(None)) -> None:
         """Recompute what the step derives from the commands, for motors ``idx``."""
         active = ~self.force_control[idx] & (self.available_force[idx] > 0.0)
-        position_control = np.isfinite(self.target_position[idx])
-        self._active[idx] = active
+        target = self.target_position[idx]
+        position_control = np.isfinite(target)
+        pid = active & position_control
         self._active_gain[idx] = active
         self._force_limit[idx] = np.where(active, self.available_force[idx],
                                           self.static_friction[idx])
         self._position_control[idx] = position_control
         self._velocity_control[idx] = ~position_control
-        self._pid[idx] = active & position_control
-        self._not_pid[idx] = ~(active & position_control)
+        self._pid_gain[idx] = pid
+        self._not_pid_gain[idx] = ~pid
+        self._pid_target[idx] = np.where(pid, target, 0.0)
+        self._position_gain[idx] = position_control
+        self._velocity_term[idx] = np.where(position_control, 0.0, self.target_velocity[idx])
         self._speed_limit[idx] = np.abs(self.target_velocity[idx])
         self._d_over_dt[idx] = self.control_d[idx] / self.dt
         self._acceleration_limited[idx] = self.acceleration[idx] >= 0.0
@@ -164,23 +171,34 @@ class MotorBank:
     def _step_dynamic(self) -> None:
         dt = self.dt
         x = self.position
-        # PID -> desired velocity (only position-controlled, powered motors integrate)
-        error = self.target_position - x
-        np.copyto(error, 0.0, where=self._not_pid)
-        self.error_integral += error * dt
+        # PID -> desired velocity; only powered, position-controlled motors (gain 1)
+        # integrate and remember their error, the others keep theirs (Webots)
+        error = self._pid_target - x
+        error *= self._pid_gain
+        integral = self.error_integral
+        integral += error * dt
         u = self.control_p * error
-        u += self.control_i * self.error_integral
-        u += (error - self.previous_error) * self._d_over_dt
-        np.copyto(self.previous_error, error, where=self._pid)
-        np.nan_to_num(u, copy=False, nan=0.0)  # inf - inf from absurd gains: command 0
+        u += self.control_i * integral
+        previous = self.previous_error
+        u += (error - previous) * self._d_over_dt
+        previous *= self._not_pid_gain
+        previous += error
+        # saturate at the speed limit; fmin/fmax also map an undefined output (inf - inf
+        # from absurd gains) to the limit, so the state stays finite
         speed = self._speed_limit
-        v_cmd = np.clip(u, -speed, speed, out=u)
-        np.copyto(v_cmd, self.target_velocity, where=self._velocity_control)
+        v_des = np.fmin(u, speed, out=u)
+        np.fmax(v_des, -speed, out=v_des)
+        v_des *= self._position_gain
+        v_des += self._velocity_term  # velocity control: the signed target velocity
         if self._any_acceleration_limit:
             step = self._acceleration_step
-            ramped = np.clip(v_cmd - self.command_velocity, -step, step)
-            ramped += self.command_velocity
-            np.copyto(v_cmd, ramped, where=self._acceleration_limited)
+            previous_command = self.command_velocity
+            ramped = v_des - previous_command
+            np.minimum(ramped, step, out=ramped)
+            np.maximum(ramped, -step, out=ramped)
+            ramped += previous_command
+            v_des = np.where(self._acceleration_limited, ramped, v_des)
+        v_cmd = v_des
         v_cmd *= self._active_gain  # off motors hold zero velocity (friction only)
         self.command_velocity = v_cmd
 
@@ -195,7 +213,10 @@ class MotorBank:
             p -= self.spring_constant * x
         mass = self._mass
         limit = self._force_limit
-        force = np.clip(v_cmd * mass - p, -limit, limit)
+        force = v_cmd * mass
+        force -= p
+        np.minimum(force, limit, out=force)
+        np.maximum(force, -limit, out=force)
         v_new = p
         v_new += force
         v_new /= mass
@@ -247,10 +268,10 @@ class MotorBank:
 
     def _apply_stops(self, x_new: np.ndarray, v_new: np.ndarray) -> None:
         """Hard stops: clamp the position, remove the velocity into the stop (in place)."""
-        clamped = np.clip(x_new, self._stop_low, self._stop_high)
-        hit = clamped != x_new
+        clamped = np.minimum(x_new, self._stop_high)
+        np.maximum(clamped, self._stop_low, out=clamped)
+        v_new *= clamped == x_new
         x_new[:] = clamped
-        v_new[hit] = 0.0
 
     def _sample_sensors(self) -> None:
         now = self.time_ms
