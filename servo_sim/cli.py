@@ -131,9 +131,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.quiet:
         names = [m.name for m in sim]
         width = max(24, *(len(n) + 2 for n in names))
-        out.write("time [s] " + "".join(f"| {n:<{width}}" for n in names) + "\n")
-        out.write("         " + "".join(f"| {'pos':>7} {'vel':>7} {'force':>7} "
-                                        .ljust(width + 2) for _ in names) + "\n")
+        header = "time [s] " + "".join(f"| {n:<{width}}" for n in names)
+        units = "         " + "".join(f"| {'pos':>7} {'vel':>7} {'force':>7} "
+                                      .ljust(width + 2) for _ in names)
+        out.write(header.rstrip() + "\n" + units.rstrip() + "\n")
     pending = list(commands)
     wall0 = time.monotonic()
     try:
@@ -145,7 +146,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if not args.quiet and k % every == 0:
                 cells = "".join(f"| {m.position:7.3f} {m.velocity:7.3f} {m.motor_force:7.3f} "
                                 .ljust(width + 2) for m in sim)
-                out.write(f"{sim.time:8.3f} {cells}\n")
+                out.write(f"{sim.time:8.3f} {cells}".rstrip() + "\n")
                 out.flush()
             if k < steps:
                 sim.step()
@@ -188,7 +189,7 @@ def cmd_step_response(args: argparse.Namespace) -> int:
           f"over {args.duration:g} s (dt = {sim.basic_time_step_ms} ms)")
     print(f"  rise time (10-90 %)   {fmt(metrics.rise_time, 's')}")
     print(f"  overshoot             {metrics.overshoot_percent:.3g} %")
-    print(f"  settling time ({metrics.band:.0%})   {fmt(metrics.settling_time, 's')}")
+    print(f"  settling time ({metrics.band:.0%})    {fmt(metrics.settling_time, 's')}")
     print(f"  steady-state error    {metrics.steady_state_error:.3g} {unit}")
     print(f"  peak force            {metrics.peak_force:.4g} {force_unit}")
     if args.csv:
