@@ -121,7 +121,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     for c in commands:
         sim.motor(c.motor)  # unknown motors fail before anything runs
     steps = round(args.duration * 1000 / sim.basic_time_step_ms)
-    every = max(1, round(args.print_every * 1000 / sim.basic_time_step_ms))
     writer = None
     if args.csv:
         handle = open(args.csv, "w", newline="")
@@ -136,6 +135,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                       .ljust(width + 2) for _ in names)
         out.write(header.rstrip() + "\n" + units.rstrip() + "\n")
     pending = list(commands)
+    next_row = 0.0  # a row at the first step at or after each --print-every mark
     wall0 = time.monotonic()
     try:
         for k in range(steps + 1):
@@ -143,7 +143,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 pending.pop(0).apply(sim)
             if writer:
                 writer.writerow(_row(sim))
-            if not args.quiet and k % every == 0:
+            if not args.quiet and (sim.time >= next_row - 1e-9 or k == steps):
+                while next_row <= sim.time + 1e-9:
+                    next_row += args.print_every
                 cells = "".join(f"| {m.position:7.3f} {m.velocity:7.3f} {m.motor_force:7.3f} "
                                 .ljust(width + 2) for m in sim)
                 out.write(f"{sim.time:8.3f} {cells}".rstrip() + "\n")
