@@ -147,6 +147,8 @@ def test_bad_motor_field_fails_with_file_motor_field_and_value(tmp_path, fields,
      "unknown parameter 'rate'"),
     ({"servo_sim": {"ros__parameters": {"motors": ["arm"], "arm": {"max_torque": -2.0}}}},
      "motor 'arm': field 'max_torque' = -2.0"),
+    ({"servo_sim": {"ros__parameters": {"motors": ["arm"], "arm": {"name": "elbow"}}}},
+     "motor 'arm': field 'name' = 'elbow': the name comes from 'motors'"),
 ])
 def test_bad_config_structure(raw, expected):
     with pytest.raises(ConfigError) as err:

@@ -277,3 +277,15 @@ def test_motor_holds_its_initial_position_before_any_command():
     sim.step(100)
     assert m.position == 0.3
     assert m.velocity == 0.0
+
+
+def test_reset_returns_to_the_initial_state():
+    sim, m = one(**AMPLE, position=0.2, position_sensor={"sampling_period_ms": 8})
+    m.set_position(1.0)
+    m.set_velocity(3.0)
+    sim.step(50)
+    sim.reset()
+    m = sim.motor("m0")
+    assert (sim.time, m.position, m.velocity, m.energy) == (0.0, 0.2, 0.0, 0.0)
+    assert m.get_target_position() == 0.2 and m.get_velocity() == 10.0
+    assert math.isnan(m.get_position())

@@ -88,3 +88,17 @@ def test_inconsistent_coupled_limits_fail_at_load(field, value, expected):
 def test_unlimited_and_limited_siblings_fail_at_load():
     with pytest.raises(ConfigError, match="unlimited"):
         make_sim({"name": "g::1"}, {"name": "g::2", "min_position": -1.0, "max_position": 1.0})
+
+
+def test_clipping_warnings_name_the_motor_that_clipped(caplog):
+    caplog.set_level("WARNING", logger="servo_sim")
+    _, (a, _, _, d, _) = wheels()
+    d.set_available_torque(500.0)  # d is the 4th of its group
+    assert "motor 'w::d': available_torque 500 exceeds max_torque" in caplog.text
+    assert "'w::a'" not in caplog.text
+    caplog.clear()
+    a.set_position(0.75)  # a: 1.5 within [-1, 2]; b: 0.375 within; c: 3 within; d: -3 within
+    assert caplog.text == ""
+    a.set_position(1.2)  # b: 0.6 > 0.5 and c: 4.8 > 4 and d: -4.8 < -4 clip; a: 2.4 > 2
+    for name in ("w::a", "w::b", "w::c", "w::d"):
+        assert f"motor '{name}': position" in caplog.text

@@ -480,5 +480,8 @@ def _from_ros_form(raw: Mapping, ctx: _Context) -> dict[str, Any]:
         if not isinstance(group, Mapping):
             raise ctx.error(f"parameter {ros_name(name)!r} must be a group of motor fields",
                             name)
+        if "name" in group:
+            raise ctx.error("the name comes from 'motors'; remove it from the group", name,
+                            "name", group["name"])
         model["motors"].append({"name": name, **group})
     return model

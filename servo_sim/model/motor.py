@@ -61,13 +61,14 @@ class Motor:
             raise self._reject(argument, value, "overflows once multiplied")
         return scaled
 
-    def _clip(self, argument: str, values: np.ndarray, low: np.ndarray, high: np.ndarray,
-              what: str, warn: bool = True) -> np.ndarray:
+    def _clip(self, argument: str, motors: np.ndarray, values: np.ndarray, low: np.ndarray,
+              high: np.ndarray, what: str, warn: bool = True) -> np.ndarray:
+        """Clip ``values`` (one per index in ``motors``) to [low, high], warning per motor."""
         clipped = np.clip(values, low, high)
         if warn:
             for k in np.flatnonzero(clipped != values):
                 log.warning("motor %r: %s %g exceeds %s [%g, %g]; clipped to %g",
-                            self._bank.names[self._group[k]], argument, values[k], what,
+                            self._bank.names[motors[k]], argument, values[k], what,
                             low[k], high[k], clipped[k])
         return clipped
 
@@ -84,7 +85,7 @@ class Motor:
             soft = bank.soft_limits[group]
             low = np.where(soft, bank.min_position[group], -np.inf)
             high = np.where(soft, bank.max_position[group], np.inf)
-            target = self._clip("position", target, low, high, "the soft limits")
+            target = self._clip("position", group, target, low, high, "the soft limits")
         bank.target_position[group] = target
         bank.requested_position[group] = position
         bank.force_control[group] = False
@@ -96,7 +97,7 @@ class Motor:
         velocity = self._number("velocity", velocity)
         bank, group = self._bank, self._group
         vmax = bank.max_velocity[group]
-        target = self._clip("velocity", self._scaled("velocity", velocity), -vmax, vmax,
+        target = self._clip("velocity", group, self._scaled("velocity", velocity), -vmax, vmax,
                             "max_velocity")
         bank.target_velocity[group] = target
         bank.requested_velocity[group] = target / bank.multiplier[group]
@@ -124,7 +125,7 @@ class Motor:
             raise self._reject(argument, force, "must be >= 0")
         bank, i = self._bank, self._one
         fmax = bank.max_force[i]
-        bank.available_force[i] = self._clip(argument, np.array([force]), -fmax, fmax,
+        bank.available_force[i] = self._clip(argument, i, np.array([force]), -fmax, fmax,
                                              self._force_field)
         bank.refresh(i)
 
@@ -156,8 +157,8 @@ class Motor:
         bank, group = self._bank, self._group
         available = bank.available_force[group]
         # Webots silences this warning for coupled motors, and so do we
-        applied = self._clip(argument, self._scaled(argument, force), -available, available,
-                             "the available force", warn=len(group) == 1)
+        applied = self._clip(argument, group, self._scaled(argument, force), -available,
+                             available, "the available force", warn=len(group) == 1)
         bank.applied_force[group] = applied
         bank.force_control[group] = True
         bank.command_velocity[group] = 0.0
