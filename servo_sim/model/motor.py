@@ -20,6 +20,10 @@ from .bank import MotorBank
 from .sensors import SampledSensors
 
 log = logging.getLogger("servo_sim")
+# A library logger must reach the application's handlers. ROS 2's `launch` makes its
+# LaunchLogger (propagate = False) the logger class once imported, e.g. by the
+# launch_testing pytest plugin; were it imported first, our warnings would vanish.
+log.propagate = True
 
 ROTATIONAL = "rotational"
 LINEAR = "linear"
