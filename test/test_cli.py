@@ -98,11 +98,12 @@ def test_step_response_reports_figures_and_writes_the_plot(tmp_path):
 
 
 def test_console_script_is_installed():
-    try:
-        importlib.metadata.distribution("servo_sim")
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip("servo_sim is not pip-installed (e.g. a colcon/ament install): no console "
-                    "script to check")
+    prefix = Path(sys.prefix).resolve()
+    installed_here = any(Path(d.locate_file("")).resolve().is_relative_to(prefix)
+                         for d in importlib.metadata.distributions(name="servo_sim"))
+    if not installed_here:
+        pytest.skip("servo_sim is not pip-installed in this Python's environment (e.g. a "
+                    "colcon/ament install): no console script to check")
     script = shutil.which("servo-sim", path=str(Path(sys.executable).parent))
     assert script, "the servo-sim console script is not installed beside this Python"
     r = subprocess.run([script, "--help"], capture_output=True, text=True)

@@ -151,7 +151,8 @@ class MotorBank:
         self._position_gain[idx] = position_control
         self._velocity_term[idx] = np.where(position_control, 0.0, self.target_velocity[idx])
         self._speed_limit[idx] = np.abs(self.target_velocity[idx])
-        self._d_over_dt[idx] = self.control_d[idx] / self.dt
+        with np.errstate(over="ignore"):  # D near 1e308: inf, saturated by the step
+            self._d_over_dt[idx] = self.control_d[idx] / self.dt
         self._acceleration_limited[idx] = self.acceleration[idx] >= 0.0
         self._acceleration_step[idx] = np.abs(self.acceleration[idx]) * self.dt
         self._any_acceleration_limit = bool(self._acceleration_limited.any())
