@@ -7,7 +7,7 @@ from conftest import assert_unchanged, make_sim, snapshot
 
 NAN, INF = math.nan, math.inf
 
-# (method, args, what the message must mention)
+# (method, args, the offending value, what the message must also say)
 BAD = [
     ("set_position", (NAN,), NAN, "nan"),
     ("set_position", (1e308,), 1e308, "overflows"),
@@ -25,10 +25,10 @@ BAD = [
     ("set_available_force", (NAN,), NAN, "nan"),
     ("set_available_force", (INF,), INF, "finite"),
     ("set_available_torque", (-0.1,), -0.1, ">= 0"),
-    ("set_control_pid", (0.0, 0.0, 0.0), 0.0, "p"),
-    ("set_control_pid", (-1.0, 0.0, 0.0), -1.0, "p"),
-    ("set_control_pid", (1.0, -1.0, 0.0), -1.0, "i"),
-    ("set_control_pid", (1.0, 0.0, -1.0), -1.0, "d"),
+    ("set_control_pid", (0.0, 0.0, 0.0), 0.0, "p = 0.0 rejected: must be > 0"),
+    ("set_control_pid", (-1.0, 0.0, 0.0), -1.0, "p = -1.0 rejected: must be > 0"),
+    ("set_control_pid", (1.0, -1.0, 0.0), -1.0, "i = -1.0 rejected: must be >= 0"),
+    ("set_control_pid", (1.0, 0.0, -1.0), -1.0, "d = -1.0 rejected: must be >= 0"),
     ("set_control_pid", (NAN, 0.0, 0.0), NAN, "nan"),
     ("set_control_pid", (1.0, INF, 0.0), INF, "finite"),
     ("set_force", (NAN,), NAN, "nan"),
@@ -38,7 +38,8 @@ BAD = [
     ("enable_position", (8.5,), 8.5, "integer"),
     ("enable_position", (True,), True, "integer"),
     ("enable_force_feedback", (-1,), -1, ">= 0"),
-    ("enable_torque_feedback", ("8",), "8", "integer"),]
+    ("enable_torque_feedback", ("8",), "8", "integer"),
+]
 
 
 def running_sim():
