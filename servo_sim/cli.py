@@ -22,11 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+from . import resources
 from .analysis import step_metrics
 from .model import ConfigError, Motor, Simulation
-
-PACKAGE = "servo_sim"
-CONFIG_NAME = "servo_sim.yaml"
 
 #: ``--command`` keys: how each calls the motor.
 COMMANDS: dict[str, Callable[[Motor, list[float]], None]] = {
@@ -47,21 +45,11 @@ class CliError(Exception):
 
 
 def default_config_path() -> Path:
-    """The packaged default config: source tree, pip data files or ROS share directory."""
-    here = Path(__file__).resolve().parent
-    candidates = [here.parent / "config" / CONFIG_NAME,
-                  Path(sys.prefix) / "share" / PACKAGE / "config" / CONFIG_NAME]
+    """The packaged default config (see :mod:`servo_sim.resources`)."""
     try:
-        from ament_index_python.packages import get_package_share_directory  # ROS install
-
-        candidates.append(Path(get_package_share_directory(PACKAGE)) / "config" / CONFIG_NAME)
-    except Exception:  # noqa: BLE001 - no ROS, or the package is not in the ament index
-        pass
-    for path in candidates:
-        if path.is_file():
-            return path
-    raise CliError("no default config found; pass a CONFIG file (looked in "
-                   + ", ".join(map(str, candidates)) + ")")
+        return resources.default_config_path()
+    except FileNotFoundError as exc:
+        raise CliError(f"{exc}; pass a CONFIG file") from None
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,6 @@ class MotorBank:
 
     def __init__(self, config: SimulationConfig) -> None:
         motors = config.motors
-        self.config = config
         self.n = len(motors)
         self.names = [m.name for m in motors]
         self.step_ms = config.basic_time_step_ms
@@ -48,27 +47,7 @@ class MotorBank:
         def column(get, dtype=float) -> np.ndarray:
             return np.array([get(m) for m in motors], dtype=dtype)
 
-        # parameters (fixed by the config)
-        self.rotational = column(lambda m: m.type == "rotational", bool)
-        self.max_velocity = column(lambda m: m.max_velocity)
-        self.max_force = column(lambda m: m.max_force)
-        self.multiplier = column(lambda m: m.multiplier)
-        self.min_position = column(lambda m: m.min_position)
-        self.max_position = column(lambda m: m.max_position)
-        self.soft_limits = self.min_position != self.max_position
-        self.min_stop = column(lambda m: m.min_stop)
-        self.max_stop = column(lambda m: m.max_stop)
-        self.stops = (self.min_stop != 0.0) | (self.max_stop != 0.0)
-        self.spring_constant = column(lambda m: m.spring_constant)
-        self.damping_constant = column(lambda m: m.damping_constant)
-        self.static_friction = column(lambda m: m.static_friction)
-        self.consumption_factor = column(lambda m: m.consumption_factor)
-        self.inertia = column(lambda m: m.inertia)
-        self.gravity_mass = column(lambda m: m.load.gravity_mass)
-        self.gravity_distance = column(lambda m: m.load.gravity_distance)
-        self.external_load = column(lambda m: m.load.external)
-        self.position_noise = column(lambda m: m.position_sensor.noise)
-        self.position_resolution = column(lambda m: m.position_sensor.resolution)
+        self._load_parameters(config)
 
         # commands: internal values (after multiplier and clipping) ...
         self.initial_position = column(lambda m: m.position)
@@ -101,20 +80,6 @@ class MotorBank:
         self.force_sensor = SampledSensors(
             column(lambda m: m.force_feedback_sampling_period_ms, np.int64))
 
-        # constants of the step
-        dt = self.dt
-        self._inertia_dt = self.inertia / dt
-        self._mass = self._inertia_dt + self.spring_constant * dt + self.damping_constant
-        self._energy_per_force = self.consumption_factor * dt
-        weight = self.gravity_mass * GRAVITY
-        self._constant_load = self.external_load - np.where(self.rotational, 0.0, weight)
-        self._gravity_torque = np.where(self.rotational, weight * self.gravity_distance, 0.0)
-        self._any_gravity_torque = bool(self._gravity_torque.any())
-        self._any_spring = bool(self.spring_constant.any())
-        self._any_stops = bool(self.stops.any())
-        self._stop_low = np.where(self.stops, self.min_stop, -np.inf)
-        self._stop_high = np.where(self.stops, self.max_stop, np.inf)
-
         # derived from the commands, kept in sync by refresh(); masks are stored as 0/1
         # gains so that the step multiplies instead of selecting (cheaper in numpy)
         self._active_gain = np.zeros(self.n)
@@ -133,6 +98,68 @@ class MotorBank:
         self.refresh()
 
     # ------------------------------------------------------------------ bookkeeping
+
+    def apply_config(self, config: SimulationConfig) -> None:
+        """Take new per-motor parameters (same motors, validated), keeping state and commands.
+
+        Commands that the new limits no longer allow are clipped to them, as Webots
+        clips a command: the available force to the max force, the velocity to the
+        max velocity, the position target to the soft limits.
+        """
+        self._load_parameters(config)
+        np.minimum(self.available_force, self.max_force, out=self.available_force)
+        vmax = self.max_velocity
+        np.clip(self.target_velocity, -vmax, vmax, out=self.target_velocity)
+        np.clip(self.requested_velocity, -vmax / np.abs(self.multiplier),
+                vmax / np.abs(self.multiplier), out=self.requested_velocity)
+        finite = np.isfinite(self.target_position) & self.soft_limits
+        self.target_position[finite] = np.clip(self.target_position[finite],
+                                               self.min_position[finite],
+                                               self.max_position[finite])
+        self.refresh()
+
+    def _load_parameters(self, config: SimulationConfig) -> None:
+        """The per-motor parameters of ``config`` and the step constants derived from them."""
+        motors = config.motors
+        self.config = config
+
+        def column(get, dtype=float) -> np.ndarray:
+            return np.array([get(m) for m in motors], dtype=dtype)
+
+        self.rotational = column(lambda m: m.type == "rotational", bool)
+        self.max_velocity = column(lambda m: m.max_velocity)
+        self.max_force = column(lambda m: m.max_force)
+        self.multiplier = column(lambda m: m.multiplier)
+        self.min_position = column(lambda m: m.min_position)
+        self.max_position = column(lambda m: m.max_position)
+        self.soft_limits = self.min_position != self.max_position
+        self.min_stop = column(lambda m: m.min_stop)
+        self.max_stop = column(lambda m: m.max_stop)
+        self.stops = (self.min_stop != 0.0) | (self.max_stop != 0.0)
+        self.spring_constant = column(lambda m: m.spring_constant)
+        self.damping_constant = column(lambda m: m.damping_constant)
+        self.static_friction = column(lambda m: m.static_friction)
+        self.consumption_factor = column(lambda m: m.consumption_factor)
+        self.inertia = column(lambda m: m.inertia)
+        self.gravity_mass = column(lambda m: m.load.gravity_mass)
+        self.gravity_distance = column(lambda m: m.load.gravity_distance)
+        self.external_load = column(lambda m: m.load.external)
+        self.position_noise = column(lambda m: m.position_sensor.noise)
+        self.position_resolution = column(lambda m: m.position_sensor.resolution)
+
+        # constants of the step
+        dt = self.dt
+        self._inertia_dt = self.inertia / dt
+        self._mass = self._inertia_dt + self.spring_constant * dt + self.damping_constant
+        self._energy_per_force = self.consumption_factor * dt
+        weight = self.gravity_mass * GRAVITY
+        self._constant_load = self.external_load - np.where(self.rotational, 0.0, weight)
+        self._gravity_torque = np.where(self.rotational, weight * self.gravity_distance, 0.0)
+        self._any_gravity_torque = bool(self._gravity_torque.any())
+        self._any_spring = bool(self.spring_constant.any())
+        self._any_stops = bool(self.stops.any())
+        self._stop_low = np.where(self.stops, self.min_stop, -np.inf)
+        self._stop_high = np.where(self.stops, self.max_stop, np.inf)
 
     def refresh(self, idx: slice | np.ndarray = slice(None)) -> None:
         """Recompute what the step derives from the commands, for motors ``idx``."""

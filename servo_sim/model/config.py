@@ -32,8 +32,11 @@ import yaml
 
 #: Separator of coupled motor names, "base::specifier" (Webots convention).
 COUPLING_SEPARATOR = "::"
-#: Node-level ROS parameters that may sit beside the model's in a parameters file.
-NODE_PARAMETERS = frozenset({"use_sim_time"})
+#: Node-level ROS parameters that may sit beside the model's in a parameters file: rclpy's
+#: own and the servo_sim node's (declared in ``servo_sim/ros/params.py``).
+NODE_PARAMETERS = frozenset({"use_sim_time", "start_type_description_service",
+                             "publish_clock", "real_time_factor", "joint_states_rate",
+                             "start_paused"})
 
 
 class ConfigError(ValueError):
@@ -51,7 +54,8 @@ def _is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _real(check: Callable[[float], bool] | None = None, rule: str = "") -> Callable[[Any], float]:
+def _real(check: Callable[[float], bool] | None = None, rule: str = "",
+          minimum: float | None = None) -> Callable[[Any], float]:
     def parse(value: Any) -> float:
         if not _is_real(value):
             raise _FieldError("must be a number")
@@ -62,6 +66,7 @@ def _real(check: Callable[[float], bool] | None = None, rule: str = "") -> Calla
             raise _FieldError(f"must be {rule}")
         return value
 
+    parse.minimum = minimum  # type: ignore[attr-defined]  # for ROS parameter ranges
     return parse
 
 
@@ -73,6 +78,7 @@ def _integer(minimum: int) -> Callable[[Any], int]:
             raise _FieldError(f"must be an integer >= {minimum}")
         return int(value)
 
+    parse.minimum = minimum  # type: ignore[attr-defined]
     return parse
 
 
@@ -95,8 +101,8 @@ def _pid(value: Any) -> tuple[float, float, float]:
 
 
 _any_real = _real()
-_non_negative = _real(lambda v: v >= 0, ">= 0")
-_positive = _real(lambda v: v > 0, "> 0")
+_non_negative = _real(lambda v: v >= 0, ">= 0", minimum=0.0)
+_positive = _real(lambda v: v > 0, "> 0", minimum=0.0)  # the range is closed; 0 still fails
 _acceleration = _real(lambda v: v == -1 or v >= 0, "-1 (unlimited) or >= 0")
 _multiplier = _real(lambda v: v != 0, "non-zero")
 _resolution = _real(lambda v: v == -1 or v > 0, "-1 (infinite) or > 0")
@@ -399,21 +405,31 @@ def load_config(path: str | Path) -> SimulationConfig:
     return parse_config(raw, str(path))
 
 
+def motor_to_dict(m: MotorConfig) -> dict[str, Any]:
+    """One motor in the model form (plain types; max_torque or max_force by type)."""
+    entry: dict[str, Any] = {}
+    for f in fields(m):
+        value = getattr(m, f.name)
+        if isinstance(value, (LoadConfig, PositionSensorConfig)):
+            value = {g.name: getattr(value, g.name) for g in fields(value)}
+        elif isinstance(value, tuple):
+            value = list(value)
+        entry[m.force_field if f.name == "max_force" else f.name] = value
+    return entry
+
+
 def to_dict(config: SimulationConfig) -> dict[str, Any]:
     """The model form of a config (plain types), e.g. to write it back as YAML."""
-    motors = []
-    for m in config.motors:
-        entry: dict[str, Any] = {}
-        for f in fields(m):
-            value = getattr(m, f.name)
-            if isinstance(value, (LoadConfig, PositionSensorConfig)):
-                value = {g.name: getattr(value, g.name) for g in fields(value)}
-            elif isinstance(value, tuple):
-                value = list(value)
-            entry[m.force_field if f.name == "max_force" else f.name] = value
-        motors.append(entry)
     return {"basic_time_step_ms": config.basic_time_step_ms, "physics": config.physics,
-            "seed": config.seed, "motors": motors}
+            "seed": config.seed, "motors": [motor_to_dict(m) for m in config.motors]}
+
+
+def field_minimum(field: str) -> float | None:
+    """The lowest valid value of a numeric field ('max_velocity', 'load.gravity_mass',
+    'basic_time_step_ms'), or None when it has no lower bound."""
+    group, _, leaf = field.rpartition(".")
+    parsers = _NESTED_PARSERS[group][1] if group else {**_MOTOR_PARSERS, **_TOP_PARSERS}
+    return getattr(parsers.get(leaf), "minimum", None)
 
 
 # --------------------------------------------------------------------------- ROS form

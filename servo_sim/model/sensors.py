@@ -19,6 +19,9 @@ class SampledSensors:
         self.period_ms = np.asarray(periods_ms, dtype=np.int64).copy()
         self.last_ms = np.zeros(n, dtype=np.int64)
         self.value = np.full(n, np.nan)
+        #: the motors refreshed at time ``refreshed_ms`` (the last time any refreshed)
+        self.refreshed = np.zeros(0, dtype=np.intp)
+        self.refreshed_ms = -1
         self._next_due_ms = 0
         self._update_next_due()
 
@@ -36,6 +39,7 @@ class SampledSensors:
         enabled = self.period_ms > 0
         idx = np.flatnonzero(enabled & (now_ms - self.last_ms >= self.period_ms))
         self.last_ms[idx] = now_ms
+        self.refreshed, self.refreshed_ms = idx, now_ms
         self._update_next_due()
         return idx
 

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .bank import MotorBank
-from .config import SimulationConfig, load_config, parse_config
+from .config import ConfigError, SimulationConfig, load_config, parse_config, to_dict
 from .motor import Motor
+
+#: Motor fields fixed at start-up: changing them would change what the state means.
+READ_ONLY_FIELDS = frozenset({"type", "multiplier", "position"})
+_RUNTIME = "run-time change"
+#: Fields that are also commands: a change goes through the command (its validation).
+_FIELD_COMMANDS: dict[str, Callable[[Motor, Any], None]] = {
+    "control_pid": lambda m, v: m.set_control_pid(*v),
+    "acceleration": Motor.set_acceleration,
+    "position_sensor.sampling_period_ms": Motor.enable_position,
+    "force_feedback_sampling_period_ms": Motor.enable_force_feedback,
+}
 
 
 class Simulation:
@@ -40,6 +52,45 @@ class Simulation:
     def reset(self) -> None:
         """Back to the config's initial state: time 0, positions, commands and sensors."""
         self._build()
+
+    def set_parameter(self, motor: str, field: str, value: Any) -> None:
+        """Change one config field of ``motor`` at run time ("max_velocity", "load.external").
+
+        The new value is validated by the config code (every start-up rule holds after
+        the change); fields that are also commands go through the command
+        (``control_pid`` -> ``set_control_pid``, ``acceleration`` -> ``set_acceleration``,
+        sampling periods -> ``enable_*``). State and other commands are kept; commands
+        the new limits no longer allow are clipped. Raises ``ValueError`` (motor, field,
+        value and why) and changes nothing on a bad value, ``KeyError`` on an unknown
+        motor.
+        """
+        handle = self.motor(motor)
+        index = self.motor_names.index(motor)
+        if field in READ_ONLY_FIELDS:
+            raise ValueError(f"motor {motor!r}: field {field!r} = {value!r} rejected: "
+                             "read-only, fixed at start-up")
+        raw = to_dict(self.config)
+        entry = raw["motors"][index]
+        *groups, leaf = field.split(".")
+        for group in groups:
+            entry = entry.get(group) if isinstance(entry.get(group), dict) else None
+            if entry is None:
+                raise ValueError(f"motor {motor!r}: unknown field {field!r}")
+        if leaf not in entry or leaf == "name":
+            raise ValueError(f"motor {motor!r}: unknown field {field!r}")
+        entry[leaf] = list(value) if isinstance(value, tuple) else value
+        command = _FIELD_COMMANDS.get(field)
+        if command is not None:  # validated (and applied) exactly as the service does
+            try:
+                command(handle, value)
+            except TypeError:  # not even the right shape: the config check says why
+                pass
+        try:
+            config = parse_config(raw, _RUNTIME)
+        except ConfigError as exc:
+            raise ValueError(str(exc).removeprefix(_RUNTIME + ": ")) from None
+        self.config = replace(config, source=self.config.source)
+        self.bank.apply_config(self.config)
 
     def motor(self, name: str) -> Motor:
         """The motor called ``name``; KeyError naming the known motors if there is none."""
