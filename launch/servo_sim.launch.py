@@ -1,0 +1,46 @@
+"""Start the servo_sim node: ``ros2 launch servo_sim servo_sim.launch.py [arg:=value ...]``."""
+
+from pathlib import Path
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+
+ARGUMENTS = (
+    ("config", str(Path(get_package_share_directory("servo_sim"), "config", "servo_sim.yaml")),
+     "ROS parameters file with the motors (the servo_sim config format)."),
+    ("namespace", "", "Namespace of the node, its services and topics."),
+    ("use_sim_time", "false", "Whether the node's ROS clock follows /clock."),
+    ("publish_clock", "false", "Publish the simulation time on /clock."),
+    ("real_time_factor", "1.0",
+     "Simulated seconds per wall-clock second; 0 = as fast as possible."),
+    ("log_level", "info", "Log level: debug, info, warn, error or fatal."),
+)
+
+
+def generate_launch_description() -> LaunchDescription:
+    """The launch arguments and the one servo_sim node."""
+    arg = LaunchConfiguration
+    node = Node(
+        package="servo_sim",
+        executable="servo_sim_node",
+        name="servo_sim",
+        namespace=arg("namespace"),
+        output="screen",
+        emulate_tty=True,
+        parameters=[
+            arg("config"),
+            {
+                "use_sim_time": ParameterValue(arg("use_sim_time"), value_type=bool),
+                "publish_clock": ParameterValue(arg("publish_clock"), value_type=bool),
+                "real_time_factor": ParameterValue(arg("real_time_factor"), value_type=float),
+            },
+        ],
+        arguments=["--ros-args", "--log-level", arg("log_level")],
+    )
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=description)
+         for name, default, description in ARGUMENTS] + [node])

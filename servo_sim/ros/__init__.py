@@ -1,0 +1,1 @@
+"""The ROS 2 layer: the declarative interface table, parameters and the rclpy node."""

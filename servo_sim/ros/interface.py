@@ -1,0 +1,171 @@
+"""The ROS interface of the servo_sim node as one declarative table (SPEC §6).
+
+Nothing here imports ROS: the node (``node.py``) walks these tables to create its
+services, publishers and subscriptions, and the tests check them against SPEC §6 and
+the ``.msg``/``.srv`` files without a ROS installation.
+
+Per motor, every name is relative to ``<node namespace>/<motor ROS name>/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import LINEAR, ROTATIONAL, Motor, ros_name
+
+PACKAGE = "servo_sim"
+
+#: Fields of the package's own interfaces, (type, name) in file order: request, response.
+SRV_FIELDS: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = {
+    "SetFloat": ((("float64", "value"),), (("bool", "success"),)),
+    "GetFloat": ((("bool", "ask"),), (("float64", "value"),)),
+    "SetInt": ((("int32", "value"),), (("bool", "success"),)),
+    "GetInt": ((("bool", "ask"),), (("int32", "value"),)),
+    "GetString": ((("bool", "ask"),), (("string", "value"),)),
+    "MotorSetControlPid": (
+        (("float64", "controlp"), ("float64", "controli"), ("float64", "controld")),
+        (("int8", "success"),),
+    ),
+}
+MSG_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "Float64Stamped": (("std_msgs/Header", "header"), ("float64", "data")),
+}
+
+#: ``get_type``'s answer: Webots' WB_ROTATIONAL / WB_LINEAR.
+TYPE_CODES = {ROTATIONAL: 0, LINEAR: 1}
+
+#: The sensors a motor has, named as the model's SampledSensors attributes on the bank.
+POSITION_SENSOR = "position_sensor"
+FORCE_SENSOR = "force_sensor"
+
+
+@dataclass(frozen=True)
+class MotorService:
+    """One per-motor service: name, servo_sim srv type and the model call behind it.
+
+    A setter's ``call(motor, *request fields)`` returns nothing and raises
+    ``ValueError`` to reject; a getter's ``call(motor)`` returns the response value.
+    ``topic`` names the topic an enable service starts (the feedback topic is named
+    after the enable service used). ``parameter`` is the motor parameter a setter
+    changes, with the getter that reads its new value, so the two stay in step.
+    """
+
+    name: str
+    srv: str
+    call: Callable[..., Any]
+    topic: str | None = None
+    parameter: tuple[str, Callable[[Motor], Any]] | None = None
+
+    @property
+    def is_getter(self) -> bool:
+        return SRV_FIELDS[self.srv][0] == (("bool", "ask"),)
+
+    @property
+    def request_fields(self) -> tuple[str, ...]:
+        """The request fields passed to ``call`` (none for a getter's ``ask``)."""
+        return () if self.is_getter else tuple(n for _, n in SRV_FIELDS[self.srv][0])
+
+    @property
+    def response_field(self) -> tuple[str, str]:
+        """(type, name) of the one response field."""
+        return SRV_FIELDS[self.srv][1][0]
+
+
+@dataclass(frozen=True)
+class MotorTopic:
+    """One per-motor feedback topic, published when its sensor refreshes."""
+
+    name: str
+    msg: str
+    sensor: str  # attribute of the bank: POSITION_SENSOR or FORCE_SENSOR
+
+
+def position_sensor_name(motor: Motor) -> str:
+    """What ``get_position_sensor_name`` answers: where the sensor's services live."""
+    return f"{ros_name(motor.name)}/{POSITION_SENSOR}"
+
+
+_FEEDBACK_PERIOD = ("force_feedback_sampling_period_ms", Motor.get_force_feedback_sampling_period)
+
+MOTOR_SERVICES: tuple[MotorService, ...] = (
+    # commands (seed 002: Motor functions)
+    MotorService("set_position", "SetFloat", Motor.set_position),
+    MotorService("set_velocity", "SetFloat", Motor.set_velocity),
+    MotorService("set_acceleration", "SetFloat", Motor.set_acceleration,
+                 parameter=("acceleration", Motor.get_acceleration)),
+    MotorService("set_available_force", "SetFloat", Motor.set_available_force),
+    MotorService("set_available_torque", "SetFloat", Motor.set_available_torque),
+    MotorService("set_force", "SetFloat", Motor.set_force),
+    MotorService("set_torque", "SetFloat", Motor.set_torque),
+    MotorService("set_control_pid", "MotorSetControlPid", Motor.set_control_pid,
+                 parameter=("control_pid", lambda m: list(m.get_control_pid()))),
+    # getters
+    MotorService("get_target_position", "GetFloat", Motor.get_target_position),
+    MotorService("get_min_position", "GetFloat", Motor.get_min_position),
+    MotorService("get_max_position", "GetFloat", Motor.get_max_position),
+    MotorService("get_velocity", "GetFloat", Motor.get_velocity),
+    MotorService("get_max_velocity", "GetFloat", Motor.get_max_velocity),
+    MotorService("get_acceleration", "GetFloat", Motor.get_acceleration),
+    MotorService("get_available_force", "GetFloat", Motor.get_available_force),
+    MotorService("get_max_force", "GetFloat", Motor.get_max_force),
+    MotorService("get_available_torque", "GetFloat", Motor.get_available_torque),
+    MotorService("get_max_torque", "GetFloat", Motor.get_max_torque),
+    MotorService("get_multiplier", "GetFloat", Motor.get_multiplier),
+    MotorService("get_type", "GetInt", lambda m: TYPE_CODES[m.get_type()]),
+    MotorService("get_brake_name", "GetString", lambda m: ""),  # no Brake device
+    MotorService("get_position_sensor_name", "GetString", position_sensor_name),
+    # sensors (seed 002: force/torque feedback; the position sensor of each motor)
+    MotorService("position_sensor/enable", "SetInt", Motor.enable_position,
+                 topic="position", parameter=("position_sensor.sampling_period_ms",
+                                              Motor.get_position_sampling_period)),
+    MotorService("position_sensor/get_sampling_period", "GetInt",
+                 Motor.get_position_sampling_period),
+    MotorService("force_feedback_sensor/enable", "SetInt", Motor.enable_force_feedback,
+                 topic="force_feedback", parameter=_FEEDBACK_PERIOD),
+    MotorService("force_feedback_sensor/get_sampling_period", "GetInt",
+                 Motor.get_force_feedback_sampling_period),
+    MotorService("torque_feedback_sensor/enable", "SetInt", Motor.enable_torque_feedback,
+                 topic="torque_feedback", parameter=_FEEDBACK_PERIOD),
+    MotorService("torque_feedback_sensor/get_sampling_period", "GetInt",
+                 Motor.get_torque_feedback_sampling_period),
+)
+
+MOTOR_TOPICS: tuple[MotorTopic, ...] = (
+    MotorTopic("position", "Float64Stamped", POSITION_SENSOR),
+    MotorTopic("force_feedback", "Float64Stamped", FORCE_SENSOR),
+    MotorTopic("torque_feedback", "Float64Stamped", FORCE_SENSOR),
+)
+
+
+def default_force_topic(motor: Motor) -> str:
+    """The feedback topic of a sensor enabled by the config: named after the motor type."""
+    return "torque_feedback" if motor.get_type() == ROTATIONAL else "force_feedback"
+
+
+@dataclass(frozen=True)
+class NodeEndpoint:
+    """A node-wide service, publisher or subscription: name, full type, node handler."""
+
+    name: str
+    kind: str  # "service" | "publisher" | "subscription"
+    type: str  # "pkg/msg/Name" or "pkg/srv/Name"
+    handler: str | None = None  # method of the node for services and subscriptions
+
+
+NODE_ENDPOINTS: tuple[NodeEndpoint, ...] = (
+    NodeEndpoint("joint_states", "publisher", "sensor_msgs/msg/JointState"),
+    NodeEndpoint("joint_commands", "subscription", "sensor_msgs/msg/JointState",
+                 "on_joint_commands"),
+    NodeEndpoint("/clock", "publisher", "rosgraph_msgs/msg/Clock"),  # when publish_clock
+    NodeEndpoint("~/pause", "service", "std_srvs/srv/Trigger", "on_pause"),
+    NodeEndpoint("~/resume", "service", "std_srvs/srv/Trigger", "on_resume"),
+    NodeEndpoint("~/step", "service", "servo_sim/srv/SetInt", "on_step"),
+    NodeEndpoint("~/reset", "service", "std_srvs/srv/Trigger", "on_reset"),
+)
+
+
+def motor_service_names(motor_ros_name: str) -> list[str]:
+    """Every per-motor service name of one motor, relative to the node's namespace."""
+    return [f"{motor_ros_name}/{s.name}" for s in MOTOR_SERVICES]

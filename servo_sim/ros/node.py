@@ -1,0 +1,388 @@
+"""The ``servo_sim`` ROS 2 node: the model behind the Webots ROS table (SPEC §6).
+
+Thin by design: every per-motor service and topic comes from the tables in
+``interface.py`` and one generic handler; parameters come from ``params.py``; the
+model does the work. One executor runs everything (services, subscription, the
+stepping timer), so callbacks never race.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+import time
+from functools import partial
+from typing import Any
+
+import rclpy
+from rcl_interfaces.msg import (
+    FloatingPointRange,
+    IntegerRange,
+    ParameterDescriptor,
+    ParameterType,
+    SetParametersResult,
+)
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock as ClockMsg
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+
+from .. import msg as servo_msgs
+from .. import srv as servo_srvs
+from ..model import ConfigError, Simulation, load_config, ros_name
+from ..resources import default_config_path
+from .interface import (
+    FORCE_SENSOR,
+    MOTOR_SERVICES,
+    MOTOR_TOPICS,
+    NODE_ENDPOINTS,
+    MotorService,
+    default_force_topic,
+)
+from .params import (
+    NODE_SPECS,
+    ROS_BUILTIN_PARAMETERS,
+    ParameterSpec,
+    config_from_parameters,
+    node_settings,
+    parameter_specs,
+    split_motor_parameter,
+)
+
+#: The most steps one timer tick may take to catch up with the wall clock; beyond it
+#: the node is overloaded and lets simulated time slip instead of spiralling.
+MAX_CATCH_UP_STEPS = 100
+#: Wall time one tick may spend stepping when running as fast as possible.
+FREE_RUN_SLICE_S = 0.005
+
+_TYPES = {"bool": ParameterType.PARAMETER_BOOL, "integer": ParameterType.PARAMETER_INTEGER,
+          "double": ParameterType.PARAMETER_DOUBLE, "string": ParameterType.PARAMETER_STRING,
+          "double_array": ParameterType.PARAMETER_DOUBLE_ARRAY,
+          "string_array": ParameterType.PARAMETER_STRING_ARRAY}
+_ENDPOINT_TYPES = {"sensor_msgs/msg/JointState": JointState, "rosgraph_msgs/msg/Clock": ClockMsg,
+                   "std_srvs/srv/Trigger": Trigger, "servo_sim/srv/SetInt": servo_srvs.SetInt}
+
+
+def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
+    """The rclpy descriptor of a parameter spec."""
+    d = ParameterDescriptor(name=spec.name, type=_TYPES[spec.type],
+                            description=spec.description, read_only=spec.read_only)
+    if spec.minimum is not None and spec.type == "double":
+        d.floating_point_range = [FloatingPointRange(from_value=float(spec.minimum),
+                                                     to_value=sys.float_info.max)]
+    elif spec.minimum is not None and spec.type == "integer":
+        d.integer_range = [IntegerRange(from_value=int(spec.minimum), to_value=2**63 - 1)]
+    return d
+
+
+def stamp(time_ms: int) -> Any:
+    """A builtin_interfaces/Time for a simulated time in ms."""
+    t = ClockMsg().clock
+    t.sec, t.nanosec = divmod(time_ms, 1000)
+    t.nanosec *= 1_000_000
+    return t
+
+
+class _RosLogHandler(logging.Handler):
+    """Forwards the model's Python warnings (logger ``servo_sim``) to the node's logger."""
+
+    def __init__(self, node: Node) -> None:
+        super().__init__(logging.WARNING)
+        self._logger = node.get_logger()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._logger.warning(record.getMessage())
+
+
+class ServoSimNode(Node):
+    """Hosts every motor of its config; see SPEC §6 and ``interface.py``."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("servo_sim", automatically_declare_parameters_from_overrides=True,
+                         **kwargs)
+        self.sim = Simulation(self._read_config())
+        self._declare_parameters()
+        self._log_handler = _RosLogHandler(self)
+        logging.getLogger("servo_sim").addHandler(self._log_handler)
+
+        self._feedback_publishers: dict[tuple[str, str], Any] = {}
+        self._force_topic: dict[str, str] = {}
+        self._reset_topics()
+        for motor in self.sim.motors:
+            base = ros_name(motor.name)
+            for row in MOTOR_SERVICES:
+                self.create_service(getattr(servo_srvs, row.srv), f"{base}/{row.name}",
+                                    partial(self._serve, row, motor.name))
+        self._outputs: dict[str, Any] = {}
+        for ep in NODE_ENDPOINTS:
+            kind = _ENDPOINT_TYPES[ep.type]
+            if ep.kind == "service":
+                self.create_service(kind, ep.name, getattr(self, ep.handler))
+            elif ep.kind == "subscription":
+                self.create_subscription(kind, ep.name, getattr(self, ep.handler), 10)
+            elif ep.name != "/clock" or self._settings["publish_clock"]:
+                self._outputs[ep.name] = self.create_publisher(kind, ep.name, 10)
+
+        self._paused = bool(self._settings["start_paused"])
+        self._next_joint_states_ms = 0
+        self._overruns = 0
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._timer = self.create_timer(self._tick_period(), self._on_tick, clock=self._steady)
+        self._rebase()
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._publish_joint_states()
+        self._publish_clock()
+        self.get_logger().info(
+            f"{len(self.sim)} motor(s) {', '.join(self.sim.motor_names)}; step "
+            f"{self.sim.basic_time_step_ms} ms, real_time_factor "
+            f"{self._settings['real_time_factor']}{', paused' if self._paused else ''}")
+
+    # ------------------------------------------------------------------ parameters
+
+    def _read_config(self) -> Any:
+        params = {k: p.value for k, p in self.get_parameters_by_prefix("").items()
+                  if not k.startswith("qos_overrides.")}
+        source = f"parameters of {self.get_fully_qualified_name()}"
+        self._settings = node_settings(params, source)
+        self._undeclare = [k for k in params if k not in ROS_BUILTIN_PARAMETERS]
+        if "motors" in params:
+            return config_from_parameters(params, source)
+        model_keys = sorted(set(params) - {s.name for s in NODE_SPECS} - ROS_BUILTIN_PARAMETERS)
+        if model_keys:
+            raise ConfigError(f"{source}: no 'motors' parameter, but motor parameters "
+                              f"{', '.join(model_keys)}")
+        path = default_config_path()
+        self.get_logger().info(f"no 'motors' parameter: using {path}")
+        return load_config(path)
+
+    def _declare_parameters(self) -> None:
+        """Re-declare every parameter with its descriptor and the validated value."""
+        for name in self._undeclare:
+            self.undeclare_parameter(name)
+        specs = [ParameterSpec(s.name, self._settings[s.name], s.description, s.read_only,
+                               s.minimum) for s in NODE_SPECS]
+        for spec in specs + parameter_specs(self.sim.config):
+            self.declare_parameter(spec.name, spec.value, descriptor(spec), ignore_override=True)
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        for p in params:
+            target = split_motor_parameter(self.sim.config, p.name)
+            try:
+                if target is not None:
+                    self.sim.set_parameter(*target, p.value)
+                elif p.name in self._settings:
+                    self._apply_setting(p.name, p.value)
+            except ValueError as exc:
+                self.get_logger().warning(f"parameter {p.name} = {p.value!r} rejected: {exc}")
+                return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
+
+    def _apply_setting(self, name: str, value: Any) -> None:
+        self._settings[name] = value
+        if name == "real_time_factor":
+            self._timer.timer_period_ns = int(self._tick_period() * 1e9)
+            self._rebase()
+        elif name == "publish_clock" and value and "/clock" not in self._outputs:
+            self._outputs["/clock"] = self.create_publisher(ClockMsg, "/clock", 10)
+        elif name == "joint_states_rate":
+            self._next_joint_states_ms = self.sim.time_ms
+
+    # ------------------------------------------------------------------ services
+
+    def _serve(self, row: MotorService, motor_name: str, request: Any, response: Any) -> Any:
+        """Every per-motor service: request fields -> model call -> response."""
+        motor = self.sim.motor(motor_name)
+        field_type, field = row.response_field
+        if row.is_getter:
+            setattr(response, field, row.call(motor))
+            return response
+        args = [getattr(request, name) for name in row.request_fields]
+        try:
+            row.call(motor, *args)
+            ok = True
+            if row.topic is not None and row.topic != "position":
+                self._force_topic[motor_name] = row.topic
+            if row.parameter is not None:  # keep `ros2 param get` true
+                field, read = row.parameter
+                self.set_parameters([Parameter(f"{ros_name(motor_name)}.{field}",
+                                               value=read(motor))])
+        except ValueError as exc:
+            self.get_logger().warning(f"{ros_name(motor_name)}/{row.name}: {exc}")
+            ok = False
+        setattr(response, field, int(ok) if field_type == "int8" else ok)
+        return response
+
+    def on_pause(self, request: Trigger.Request, response: Trigger.Response) -> Any:
+        self._paused = True
+        response.success, response.message = True, f"paused at t = {self.sim.time:.3f} s"
+        return response
+
+    def on_resume(self, request: Trigger.Request, response: Trigger.Response) -> Any:
+        self._paused = False
+        self._rebase()
+        response.success, response.message = True, f"resumed at t = {self.sim.time:.3f} s"
+        return response
+
+    def on_step(self, request: Any, response: Any) -> Any:
+        """``~/step``: ``value`` steps, only while paused."""
+        if not self._paused or request.value < 0:
+            why = "only while paused (call ~/pause first)" if not self._paused else "must be >= 0"
+            self.get_logger().warning(f"~/step: value = {request.value} rejected: {why}")
+            response.success = False
+            return response
+        self._advance(request.value)
+        self._publish_clock()
+        response.success = True
+        return response
+
+    def on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Any:
+        self.sim.reset()
+        self._reset_topics()
+        self._next_joint_states_ms = 0
+        self._rebase()
+        self._publish_joint_states()
+        self._publish_clock()
+        response.success, response.message = True, "reset to the initial state, t = 0"
+        return response
+
+    def on_joint_commands(self, msg: JointState) -> None:
+        """ros2_control's topic-based interface: position, else velocity, else effort."""
+        for k, name in enumerate(msg.name):
+            motor_name = self._joint_names.get(name)
+            if motor_name is None:
+                self.get_logger().warning(f"joint_commands: unknown joint {name!r}",
+                                          throttle_duration_sec=5.0)
+                continue
+            motor = self.sim.motor(motor_name)
+            position, velocity, effort = (
+                values[k] if k < len(values) and not math.isnan(values[k]) else None
+                for values in (msg.position, msg.velocity, msg.effort))
+            try:
+                if position is not None:
+                    motor.set_position(position)
+                    if velocity is not None:
+                        motor.set_velocity(abs(velocity))
+                elif velocity is not None:
+                    motor.set_position(math.inf)
+                    motor.set_velocity(velocity)
+                elif effort is not None:
+                    motor.set_force(effort)
+            except ValueError as exc:
+                self.get_logger().warning(f"joint_commands: {exc}")
+
+    # ------------------------------------------------------------------ stepping
+
+    def _tick_period(self) -> float:
+        rtf = self._settings["real_time_factor"]
+        return self.sim.basic_time_step_ms / 1000.0 / rtf if rtf > 0 else 0.0
+
+    def _rebase(self) -> None:
+        """Pace from now: simulated time is due at rtf x wall time elapsed from here."""
+        self._origin_wall = time.monotonic()
+        self._origin_ms = self.sim.time_ms
+
+    def _on_tick(self) -> None:
+        if self._paused:
+            return
+        rtf = self._settings["real_time_factor"]
+        if rtf > 0:
+            due_ms = self._origin_ms + (time.monotonic() - self._origin_wall) * rtf * 1000.0
+            n = int((due_ms - self.sim.time_ms) // self.sim.basic_time_step_ms)
+            if n > MAX_CATCH_UP_STEPS:
+                self._overruns += 1
+                self.get_logger().warning(
+                    f"cannot keep real_time_factor {rtf}: {n} steps behind; letting "
+                    "simulated time slip", throttle_duration_sec=5.0)
+                n = MAX_CATCH_UP_STEPS
+                self._rebase()
+                self._origin_ms += n * self.sim.basic_time_step_ms
+            self._advance(n)
+        else:
+            end = time.monotonic() + FREE_RUN_SLICE_S
+            while time.monotonic() < end:
+                self._advance(10)
+        self._publish_clock()
+
+    def _advance(self, n: int) -> None:
+        """``n`` steps, publishing what each step refreshed with its own stamp."""
+        sim, bank = self.sim, self.sim.bank
+        for _ in range(n):
+            sim.step()
+            now = bank.time_ms
+            for topic in MOTOR_TOPICS:
+                sensor = getattr(bank, topic.sensor)
+                if sensor.refreshed_ms == now:
+                    self._publish_feedback(topic.name, topic.sensor, sensor, now)
+            rate = self._settings["joint_states_rate"]
+            if rate > 0 and now >= self._next_joint_states_ms:
+                self._publish_joint_states()
+                period_ms = 1000.0 / rate
+                self._next_joint_states_ms = max(self._next_joint_states_ms + period_ms,
+                                                 now + 1e-9)
+
+    def _publish_feedback(self, name: str, sensor_name: str, sensor: Any, now: int) -> None:
+        names = self.sim.motor_names
+        for i in sensor.refreshed:
+            motor_name = names[i]
+            if sensor_name == FORCE_SENSOR and self._force_topic[motor_name] != name:
+                continue
+            key = (motor_name, name)
+            pub = self._feedback_publishers.get(key)
+            if pub is None:
+                pub = self._feedback_publishers[key] = self.create_publisher(
+                    servo_msgs.Float64Stamped, f"{ros_name(motor_name)}/{name}", 10)
+            msg = servo_msgs.Float64Stamped()
+            msg.header.stamp = stamp(now)
+            msg.data = float(sensor.value[i])
+            pub.publish(msg)
+
+    def _publish_joint_states(self) -> None:
+        bank = self.sim.bank
+        msg = JointState()
+        msg.header.stamp = stamp(bank.time_ms)
+        msg.name = self.sim.motor_names
+        msg.position = bank.position.tolist()
+        msg.velocity = bank.velocity.tolist()
+        msg.effort = bank.motor_force.tolist()
+        self._outputs["joint_states"].publish(msg)
+
+    def _publish_clock(self) -> None:
+        pub = self._outputs.get("/clock")
+        if pub is not None:
+            pub.publish(ClockMsg(clock=stamp(self.sim.time_ms)))
+
+    def _reset_topics(self) -> None:
+        self._force_topic = {m.name: default_force_topic(m) for m in self.sim.motors}
+        self._joint_names = {**{ros_name(n): n for n in self.sim.motor_names},
+                             **{n: n for n in self.sim.motor_names}}
+
+    def destroy_node(self) -> None:
+        logging.getLogger("servo_sim").removeHandler(self._log_handler)
+        super().destroy_node()
+
+
+def main(args: list[str] | None = None) -> int:
+    """``ros2 run servo_sim servo_sim_node [--ros-args ...]``."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = ServoSimNode()
+        rclpy.spin(node)
+    except ConfigError as exc:
+        rclpy.logging.get_logger("servo_sim").fatal(str(exc))
+        return 1
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""The node's ROS parameters: specs (type, description, range, read-only) <-> config.
+
+ROS-free: the node turns each :class:`ParameterSpec` into an rclpy
+``ParameterDescriptor``; tests check the conversion without ROS.
+
+Layout (one node, the config format of ``servo_sim.model.config``)::
+
+    publish_clock, real_time_factor, joint_states_rate, start_paused   node settings
+    basic_time_step_ms, physics, seed, motors                          read-only
+    <motor ROS name>.<field>[.<sub-field>]                             one per motor field
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import ConfigError, SimulationConfig, from_ros_parameters, parse_config, ros_name
+from ..model.config import field_minimum, motor_to_dict
+from ..model.simulation import READ_ONLY_FIELDS
+
+#: rclpy declares these itself; the node leaves them alone.
+ROS_BUILTIN_PARAMETERS = frozenset({"use_sim_time", "start_type_description_service"})
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    """One ROS parameter: name, value, its ROS type and descriptor fields."""
+
+    name: str
+    value: Any
+    description: str
+    read_only: bool = False
+    minimum: float | None = None  # inclusive lower bound, None = unbounded
+
+    @property
+    def type(self) -> str:
+        """"bool", "integer", "double", "string", "double_array" or "string_array"."""
+        return ros_type(self.value)
+
+
+def ros_type(value: Any) -> str:
+    """The ROS parameter type of a plain value ("" if it has none)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "double"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return "string_array"
+    if isinstance(value, (list, tuple)):
+        return "double_array"
+    return ""
+
+
+#: The node's own settings (names listed in config.NODE_PARAMETERS), with defaults.
+NODE_SPECS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("publish_clock", False,
+                  "Publish the simulation time on /clock (for nodes with use_sim_time)."),
+    ParameterSpec("real_time_factor", 1.0,
+                  "Simulated seconds per wall-clock second: 1.0 paces to the wall clock, "
+                  "0 runs as fast as possible.", minimum=0.0),
+    ParameterSpec("joint_states_rate", 50.0,
+                  "Rate of joint_states in simulated time, Hz (0 = off).", minimum=0.0),
+    ParameterSpec("start_paused", False,
+                  "Start paused; advance with ~/step or ~/resume.", read_only=True),
+)
+
+_TOP_DOCS = {
+    "basic_time_step_ms": "Simulation step, ms.",
+    "physics": "dynamic (inertia, forces) or kinematic (Webots without physics).",
+    "seed": "Seed of the position-sensor noise.",
+    "motors": "Device names of the motors; each has a parameter group named by its ROS name.",
+}
+
+_FIELD_DOCS = {
+    "type": "rotational or linear.",
+    "max_velocity": "Velocity limit, rad/s or m/s.",
+    "max_torque": "Torque limit, N*m.",
+    "max_force": "Force limit, N.",
+    "control_pid": "PID gains [P, I, D] of the position controller (P > 0).",
+    "acceleration": "Acceleration limit, rad/s^2 or m/s^2; -1 = unlimited.",
+    "min_position": "Soft lower limit of the target position (both limits 0 = off).",
+    "max_position": "Soft upper limit of the target position (both limits 0 = off).",
+    "min_stop": "Hard stop, lower (both stops 0 = off).",
+    "max_stop": "Hard stop, upper (both stops 0 = off).",
+    "spring_constant": "Spring towards 0, N*m/rad or N/m.",
+    "damping_constant": "Viscous damping, N*m*s/rad or N*s/m.",
+    "static_friction": "Static friction felt when the motor is off, N*m or N.",
+    "multiplier": "Command multiplier (coupled motors).",
+    "consumption_factor": "Energy per unit of force and time.",
+    "position": "Initial position, rad or m.",
+    "inertia": "Rotor + load inertia, kg*m^2 (rotational) or mass, kg (linear); > 0.",
+    "load.gravity_mass": "Mass lifted against gravity, kg.",
+    "load.gravity_distance": "Distance of that mass from a rotational axis, m.",
+    "load.external": "Constant external force or torque on the joint.",
+    "position_sensor.sampling_period_ms": "Position sensor period, ms (0 = off).",
+    "position_sensor.resolution": "Position sensor resolution (-1 = infinite).",
+    "position_sensor.noise": "Standard deviation of the position sensor noise.",
+    "force_feedback_sampling_period_ms": "Force/torque feedback period, ms (0 = off).",
+}
+
+
+def _flatten(prefix: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        name = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, Mapping):
+            out.update(_flatten(name, value))
+        else:
+            out[name] = value
+    return out
+
+
+def motor_field_values(config: SimulationConfig, motor: str) -> dict[str, Any]:
+    """The motor's fields as flat parameter names relative to its group ('load.external')."""
+    m = next(m for m in config.motors if m.name == motor)
+    fields = motor_to_dict(m)
+    del fields["name"]
+    return _flatten("", fields)
+
+
+def parameter_specs(config: SimulationConfig) -> list[ParameterSpec]:
+    """Every parameter the node declares for ``config``, with the config's values."""
+    specs = [ParameterSpec(name, value, _TOP_DOCS[name], read_only=True,
+                           minimum=field_minimum(name))
+             for name, value in (("basic_time_step_ms", config.basic_time_step_ms),
+                                 ("physics", config.physics), ("seed", config.seed),
+                                 ("motors", [m.name for m in config.motors]))]
+    for m in config.motors:
+        for field, value in motor_field_values(config, m.name).items():
+            if isinstance(value, list):
+                value = [float(v) for v in value]
+            specs.append(ParameterSpec(f"{ros_name(m.name)}.{field}", value,
+                                       f"{m.name}: {_FIELD_DOCS[field]}",
+                                       read_only=field in READ_ONLY_FIELDS,
+                                       minimum=field_minimum(field)))
+    return specs
+
+
+def split_motor_parameter(config: SimulationConfig, name: str) -> tuple[str, str] | None:
+    """``'arm.load.external'`` -> ``('arm', 'load.external')``; None if not a motor field."""
+    group, _, field = name.partition(".")
+    for m in config.motors:
+        if ros_name(m.name) == group and field:
+            return m.name, field
+    return None
+
+
+def node_settings(params: Mapping[str, Any], source: str = "<parameters>") -> dict[str, Any]:
+    """The node settings among ``params``, checked and with defaults filled in."""
+    settings = {}
+    for spec in NODE_SPECS:
+        value = params.get(spec.name, spec.value)
+        if isinstance(spec.value, float) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if ros_type(value) != spec.type or (spec.minimum is not None and value < spec.minimum):
+            rule = spec.type + (f" >= {spec.minimum}" if spec.minimum is not None else "")
+            raise ConfigError(f"{source}: parameter {spec.name!r} = {value!r}: must be a {rule}")
+        settings[spec.name] = value
+    return settings
+
+
+def config_from_parameters(params: Mapping[str, Any], source: str) -> SimulationConfig:
+    """Validate the node's parameters (flat rclpy names) into a SimulationConfig."""
+    return parse_config(from_ros_parameters(params, source), source)
+
