@@ -23,7 +23,7 @@ setup(
     install_requires=["numpy>=1.24", "PyYAML>=6"],
     extras_require={
         "plot": ["matplotlib>=3.6"],
-        "test": ["pytest>=7", "hypothesis>=6.80", "ruff>=0.5", "matplotlib>=3.6"],
+        "test": ["pytest>=7", "hypothesis>=6.80", "ruff>=0.5", "matplotlib>=3.6", "rosbags>=0.9"],
     },
     entry_points={"console_scripts": ["servo-sim = servo_sim.cli:main"]},
 )

@@ -1,0 +1,95 @@
+"""Simulation.set_parameter: run-time changes of config fields (the node's live parameters)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import DT, assert_unchanged, make_sim, one, snapshot
+
+
+def test_lower_max_velocity_clips_the_velocity_and_bounds_the_motion():
+    sim, m = one(max_velocity=10.0, control_pid=(100.0, 0.0, 0.0))
+    m.set_position(5.0)
+    sim.set_parameter("m0", "max_velocity", 1.0)
+    assert m.get_max_velocity() == 1.0 and m.get_velocity() == 1.0
+    sim.step(50)
+    assert m.velocity == pytest.approx(1.0)  # P*error saturates at the new limit
+    assert m.position == pytest.approx(50 * DT * 1.0, abs=0.02)
+
+
+def test_lower_max_torque_clips_the_available_torque():
+    sim, m = one(max_torque=10.0)
+    sim.set_parameter("m0", "max_torque", 2.5)
+    assert (m.get_max_torque(), m.get_available_torque()) == (2.5, 2.5)
+
+
+def test_tighter_soft_limits_reclip_the_target():
+    sim, m = one(min_position=-2.0, max_position=2.0)
+    m.set_position(1.5)
+    sim.set_parameter("m0", "max_position", 1.0)
+    assert m.target_position == 1.0 and m.get_target_position() == 1.5  # getter: the request
+
+
+def test_external_load_change_moves_the_spring_equilibrium_to_f_over_k():
+    sim, m = one(spring_constant=10.0, damping_constant=1.0, inertia=0.01)
+    m.set_available_torque(0.0)  # motor off: spring, damper and load only
+    sim.set_parameter("m0", "load.external", 2.0)
+    sim.step(2000)
+    assert m.position == pytest.approx(2.0 / 10.0, abs=1e-6)
+
+
+def test_control_pid_goes_through_the_command():
+    sim, m = one(control_pid=(10.0, 1.0, 0.0))
+    m.set_position(1.0)
+    sim.step(10)
+    assert sim.bank.error_integral[0] != 0.0
+    sim.set_parameter("m0", "control_pid", [5.0, 0.5, 0.1])
+    assert m.get_control_pid() == (5.0, 0.5, 0.1)
+    assert sim.bank.error_integral[0] == 0.0  # set_control_pid resets it (Webots)
+    with pytest.raises(ValueError, match=r"^motor 'm0': p = 0.0 rejected: must be > 0$"):
+        sim.set_parameter("m0", "control_pid", [0.0, 0.0, 0.0])
+
+
+def test_sampling_period_goes_through_enable():
+    sim, m = one()
+    sim.set_parameter("m0", "position_sensor.sampling_period_ms", 16)
+    sim.step(2)
+    assert m.get_position_sampling_period() == 16 and m.get_position() == 0.0
+
+
+@pytest.mark.parametrize(("field", "value", "reason"), [
+    ("max_velocity", -1.0, r"motor 'm0': field 'max_velocity' = -1.0: must be >= 0"),
+    ("min_position", -3.0, r"soft limit below the hard stop min_stop \(-2.0\)"),
+    ("inertia", 0.0, r"field 'inertia' = 0.0: must be > 0"),
+    ("control_pid", [1.0], r"must be a list of three numbers"),
+    ("multiplier", 2.0, r"field 'multiplier' = 2.0 rejected: read-only"),
+    ("position", 0.5, r"read-only"),
+    ("type", "linear", r"read-only"),
+    ("max_force", 1.0, r"takes 'max_torque', not 'max_force'|unknown field"),
+    ("load.mass", 1.0, r"unknown field 'load.mass'"),
+    ("name", "x", r"unknown field 'name'"),
+])
+def test_bad_changes_are_rejected_and_change_nothing(field, value, reason):
+    sim, m = one(min_position=-1.0, max_position=1.0, min_stop=-2.0, max_stop=2.0)
+    m.set_position(0.5)
+    sim.step(3)
+    before, config = snapshot(sim), sim.config
+    with pytest.raises(ValueError, match=reason):
+        sim.set_parameter("m0", field, value)
+    assert_unchanged(before, snapshot(sim))
+    assert sim.config is config
+
+
+def test_coupled_limits_stay_consistent():
+    sim = make_sim(dict(name="w::a", max_velocity=2.0), dict(name="w::b", max_velocity=2.0))
+    with pytest.raises(ValueError, match="inconsistent with coupled motor 'w::a'"):
+        sim.set_parameter("w::b", "max_velocity", 1.0)
+
+
+def test_reset_keeps_the_tuned_parameters_and_unknown_motor_is_a_key_error():
+    sim, m = one(max_velocity=10.0)
+    sim.set_parameter("m0", "max_velocity", 3.0)
+    sim.step(5)
+    sim.reset()
+    assert sim.time_ms == 0 and sim.motor("m0").get_max_velocity() == 3.0
+    with pytest.raises(KeyError, match="no motor 'x'"):
+        sim.set_parameter("x", "max_velocity", 1.0)

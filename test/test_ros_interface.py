@@ -1,0 +1,259 @@
+"""The ROS interface without ROS: the declarative table against SPEC §6, the .msg/.srv
+files parsed as ROS IDL (rosbags), and the parameter <-> config conversion."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from rosbags.typesys import get_types_from_msg
+
+from servo_sim.model import ConfigError, Simulation, load_config
+from servo_sim.model.config import NODE_PARAMETERS
+from servo_sim.ros.interface import (
+    MOTOR_SERVICES,
+    MOTOR_TOPICS,
+    MSG_FIELDS,
+    NODE_ENDPOINTS,
+    SRV_FIELDS,
+    TYPE_CODES,
+    default_force_topic,
+)
+from servo_sim.ros.params import (
+    NODE_SPECS,
+    ROS_BUILTIN_PARAMETERS,
+    config_from_parameters,
+    node_settings,
+    parameter_specs,
+    split_motor_parameter,
+)
+
+from conftest import make_sim
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# SPEC §6, copied by hand: per-motor name -> servo_sim type
+SPEC_SERVICES = {
+    **{n: "SetFloat" for n in ("set_position", "set_velocity", "set_acceleration",
+                               "set_available_force", "set_available_torque", "set_force",
+                               "set_torque")},
+    "set_control_pid": "MotorSetControlPid",
+    **{n: "GetFloat" for n in ("get_target_position", "get_min_position", "get_max_position",
+                               "get_velocity", "get_max_velocity", "get_acceleration",
+                               "get_available_force", "get_max_force", "get_available_torque",
+                               "get_max_torque", "get_multiplier")},
+    **{f"{s}/enable": "SetInt" for s in ("force_feedback_sensor", "torque_feedback_sensor",
+                                         "position_sensor")},
+    **{f"{s}/get_sampling_period": "GetInt" for s in ("force_feedback_sensor",
+                                                      "torque_feedback_sensor",
+                                                      "position_sensor")},
+    "get_type": "GetInt",
+    "get_brake_name": "GetString",
+    "get_position_sensor_name": "GetString",
+}
+SPEC_TOPICS = {"force_feedback": "Float64Stamped", "torque_feedback": "Float64Stamped",
+               "position": "Float64Stamped"}
+# SPEC §6, the field lists of the types: request ---> response
+SPEC_SRV = {
+    "SetFloat": "float64 value -> bool success",
+    "GetFloat": "bool ask -> float64 value",
+    "SetInt": "int32 value -> bool success",
+    "GetInt": "bool ask -> int32 value",
+    "GetString": "bool ask -> string value",
+    "MotorSetControlPid": "float64 controlp, float64 controli, float64 controld -> int8 success",
+}
+
+
+def test_table_has_every_spec_service_with_its_type():
+    assert {s.name: s.srv for s in MOTOR_SERVICES} == SPEC_SERVICES
+    assert len(MOTOR_SERVICES) == len(SPEC_SERVICES)  # no name twice
+
+
+def test_table_has_every_spec_topic_with_its_type():
+    assert {t.name: t.msg for t in MOTOR_TOPICS} == SPEC_TOPICS
+
+
+def test_table_field_lists_match_the_spec():
+    def text(fields):
+        return ", ".join(f"{t} {n}" for t, n in fields)
+
+    assert {k: f"{text(req)} -> {text(resp)}" for k, (req, resp) in SRV_FIELDS.items()} \
+        == SPEC_SRV
+    assert MSG_FIELDS == {"Float64Stamped": (("std_msgs/Header", "header"),
+                                             ("float64", "data"))}
+
+
+def _idl_fields(text: str, name: str) -> tuple[tuple[str, str], ...]:
+    (parsed,) = get_types_from_msg(text, name).values()
+    out = []
+    for field, (kind, detail) in parsed[1]:
+        out.append((detail[0] if kind.name == "BASE" else detail, field))
+    return tuple(out)
+
+
+@pytest.mark.parametrize("name", sorted(SRV_FIELDS))
+def test_srv_files_parse_as_ros_idl_and_match_the_table(name):
+    text = (ROOT / "srv" / f"{name}.srv").read_text()
+    request, response = text.split("---")
+    assert (_idl_fields(request, f"servo_sim/srv/{name}_Request"),
+            _idl_fields(response, f"servo_sim/srv/{name}_Response")) == SRV_FIELDS[name]
+
+
+@pytest.mark.parametrize("name", sorted(MSG_FIELDS))
+def test_msg_files_parse_as_ros_idl_and_match_the_table(name):
+    fields = _idl_fields((ROOT / "msg" / f"{name}.msg").read_text(), f"servo_sim/msg/{name}")
+    assert fields == (("std_msgs/msg/Header", "header"), ("float64", "data"))
+
+
+def test_every_interface_file_is_in_the_table_and_in_cmake():
+    files = {p.stem for p in (ROOT / "srv").glob("*.srv")} | {
+        p.stem for p in (ROOT / "msg").glob("*.msg")}
+    assert files == set(SRV_FIELDS) | set(MSG_FIELDS)
+    cmake = (ROOT / "CMakeLists.txt").read_text()
+    for name in SRV_FIELDS:
+        assert f'"srv/{name}.srv"' in cmake
+    for name in MSG_FIELDS:
+        assert f'"msg/{name}.msg"' in cmake
+
+
+def test_node_endpoints():
+    table = {(e.name, e.kind): e.type for e in NODE_ENDPOINTS}
+    assert table == {
+        ("joint_states", "publisher"): "sensor_msgs/msg/JointState",
+        ("joint_commands", "subscription"): "sensor_msgs/msg/JointState",
+        ("/clock", "publisher"): "rosgraph_msgs/msg/Clock",
+        ("~/pause", "service"): "std_srvs/srv/Trigger",
+        ("~/resume", "service"): "std_srvs/srv/Trigger",
+        ("~/step", "service"): "servo_sim/srv/SetInt",
+        ("~/reset", "service"): "std_srvs/srv/Trigger",
+    }
+
+
+# --------------------------------------------------------------------- the calls
+
+
+def _rows():
+    return {s.name: s for s in MOTOR_SERVICES}
+
+
+def test_setters_call_the_model_and_getters_read_it():
+    sim = make_sim(dict(name="arm", max_velocity=5.0, max_torque=4.0))
+    arm, rows = sim.motor("arm"), _rows()
+    rows["set_position"].call(arm, 0.5)
+    rows["set_velocity"].call(arm, 2.0)
+    rows["set_acceleration"].call(arm, 3.0)
+    rows["set_available_torque"].call(arm, 1.5)
+    rows["set_control_pid"].call(arm, 7.0, 0.1, 0.2)
+    rows["position_sensor/enable"].call(arm, 16)
+    rows["torque_feedback_sensor/enable"].call(arm, 32)
+    read = {name: row.call(arm) for name, row in rows.items() if row.is_getter}
+    assert read == {
+        "get_target_position": 0.5, "get_min_position": 0.0, "get_max_position": 0.0,
+        "get_velocity": 2.0, "get_max_velocity": 5.0, "get_acceleration": 3.0,
+        "get_available_force": 1.5, "get_max_force": 4.0, "get_available_torque": 1.5,
+        "get_max_torque": 4.0, "get_multiplier": 1.0, "get_type": 0, "get_brake_name": "",
+        "get_position_sensor_name": "arm/position_sensor",
+        "position_sensor/get_sampling_period": 16,
+        "force_feedback_sensor/get_sampling_period": 32,
+        "torque_feedback_sensor/get_sampling_period": 32,
+    }
+    assert arm.get_control_pid() == (7.0, 0.1, 0.2)
+    rows["set_force"].call(arm, 1.0)
+    assert arm.get_available_force() == 1.5  # force control, force clipped to 1.5 later
+
+
+def test_get_type_codes_are_webots_constants():
+    sim = make_sim(dict(name="a"), dict(name="b", type="linear", max_force=1.0))
+    assert TYPE_CODES == {"rotational": 0, "linear": 1}
+    assert _rows()["get_type"].call(sim.motor("b")) == 1
+    assert default_force_topic(sim.motor("a")) == "torque_feedback"
+    assert default_force_topic(sim.motor("b")) == "force_feedback"
+
+
+def test_setter_rows_reject_nan_with_value_error():
+    sim = make_sim(dict(name="arm"))
+    for row in MOTOR_SERVICES:
+        if row.is_getter:
+            continue
+        args = [math.nan] * len(row.request_fields)
+        if row.srv == "SetInt":
+            args = [-1]
+        with pytest.raises(ValueError, match="arm"):
+            row.call(sim.motor("arm"), *args)
+
+
+def test_parameter_rows_name_real_fields_and_read_the_new_value():
+    sim = make_sim(dict(name="arm"))
+    specs = {s.name for s in parameter_specs(sim.config)}
+    for row in MOTOR_SERVICES:
+        if row.parameter is not None:
+            assert f"arm.{row.parameter[0]}" in specs
+    arm = sim.motor("arm")
+    arm.set_control_pid(3.0, 0.0, 1.0)
+    assert _rows()["set_control_pid"].parameter[1](arm) == [3.0, 0.0, 1.0]
+
+
+# --------------------------------------------------------------------- parameters
+
+
+def test_parameter_specs_types_ranges_and_read_only():
+    config = load_config(ROOT / "config" / "servo_sim.yaml")
+    specs = {s.name: s for s in parameter_specs(config)}
+    assert specs["motors"].value == ["arm", "gripper"] and specs["motors"].read_only
+    assert specs["basic_time_step_ms"].type == "integer"
+    assert specs["basic_time_step_ms"].minimum == 1
+    assert specs["arm.max_velocity"].type == "double" and specs["arm.max_velocity"].value == 2.0
+    assert specs["arm.max_velocity"].minimum == 0.0 and not specs["arm.max_velocity"].read_only
+    assert specs["arm.max_torque"].value == 5.0 and "gripper.max_force" in specs
+    assert "arm.max_force" not in specs
+    assert specs["arm.control_pid"].type == "double_array"
+    assert specs["arm.control_pid"].value == [10.0, 0.0, 0.0]
+    assert specs["arm.load.gravity_mass"].value == 0.5
+    assert specs["arm.position_sensor.sampling_period_ms"].type == "integer"
+    assert specs["arm.position"].read_only and specs["arm.type"].read_only
+    assert specs["arm.multiplier"].read_only
+    assert specs["arm.load.external"].minimum is None
+    assert all(s.description for s in specs.values())
+
+
+def test_parameters_round_trip_to_the_same_config():
+    config = load_config(ROOT / "config" / "servo_sim.yaml")
+    flat = {s.name: s.value for s in parameter_specs(config)}
+    again = config_from_parameters(flat, "test")
+    assert again.motors == config.motors
+    assert again.basic_time_step_ms == config.basic_time_step_ms
+
+
+def test_split_motor_parameter_maps_ros_names_back():
+    sim = Simulation.from_config({"motors": [{"name": "wheel::left"}, {"name": "arm"}]})
+    assert split_motor_parameter(sim.config, "wheel__left.max_velocity") == (
+        "wheel::left", "max_velocity")
+    assert split_motor_parameter(sim.config, "arm.load.external") == ("arm", "load.external")
+    assert split_motor_parameter(sim.config, "real_time_factor") is None
+    assert split_motor_parameter(sim.config, "arm") is None
+
+
+def test_node_settings_defaults_coercion_and_errors():
+    assert node_settings({}) == {"publish_clock": False, "real_time_factor": 1.0,
+                                 "joint_states_rate": 50.0, "start_paused": False}
+    assert node_settings({"real_time_factor": 2})["real_time_factor"] == 2.0
+    with pytest.raises(ConfigError, match=r"'real_time_factor' = -1.0: must be a double >= 0"):
+        node_settings({"real_time_factor": -1.0}, "p")
+    with pytest.raises(ConfigError, match=r"'publish_clock' = 'yes': must be a bool"):
+        node_settings({"publish_clock": "yes"}, "p")
+
+
+def test_node_parameter_names_are_what_the_config_accepts():
+    assert {s.name for s in NODE_SPECS} | ROS_BUILTIN_PARAMETERS == NODE_PARAMETERS
+    flat = {"motors": ["arm"], "arm.max_velocity": 1.0, "publish_clock": True,
+            "real_time_factor": 0.0, "use_sim_time": True}
+    assert config_from_parameters(flat, "p").motors[0].max_velocity == 1.0
+
+
+def test_bad_parameters_fail_with_one_message():
+    with pytest.raises(ConfigError, match=r"p: motor 'arm': field 'max_velocity' = -1.0: "
+                                          r"must be >= 0"):
+        config_from_parameters({"motors": ["arm"], "arm.max_velocity": -1.0}, "p")
+    with pytest.raises(ConfigError, match=r"did you mean 'max_velocity'"):
+        config_from_parameters({"motors": ["arm"], "arm.max_velocty": 1.0}, "p")
