@@ -23,7 +23,10 @@ setup(
     install_requires=["numpy>=1.24", "PyYAML>=6"],
     extras_require={
         "plot": ["matplotlib>=3.6"],
-        "test": ["pytest>=7", "hypothesis>=6.80", "ruff>=0.5", "matplotlib>=3.6", "rosbags>=0.9"],
+        # pytest < 9: ROS 2 Jazzy's launch_testing plugin uses the py.path hook arguments
+        # that pytest 9 removed; lark: launch's parser, for the ROS tests when ROS is sourced
+        "test": ["pytest>=7,<9", "hypothesis>=6.80", "ruff>=0.5", "matplotlib>=3.6",
+                 "rosbags>=0.9", "lark>=1.1"],
     },
     entry_points={"console_scripts": ["servo-sim = servo_sim.cli:main"]},
 )

@@ -86,7 +86,7 @@ def test_coupled_limits_stay_consistent():
 
 
 def test_reset_keeps_the_tuned_parameters_and_unknown_motor_is_a_key_error():
-    sim, m = one(max_velocity=10.0)
+    sim, _ = one(max_velocity=10.0)
     sim.set_parameter("m0", "max_velocity", 3.0)
     sim.step(5)
     sim.reset()

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+from conftest import make_sim
 from rosbags.typesys import get_types_from_msg
 
 from servo_sim.model import ConfigError, Simulation, load_config
@@ -28,8 +29,6 @@ from servo_sim.ros.params import (
     parameter_specs,
     split_motor_parameter,
 )
-
-from conftest import make_sim
 
 ROOT = Path(__file__).resolve().parents[1]
 

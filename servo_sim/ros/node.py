@@ -12,6 +12,7 @@ import logging
 import math
 import sys
 import time
+from array import array
 from functools import partial
 from typing import Any
 
@@ -171,9 +172,10 @@ class ServoSimNode(Node):
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
         for p in params:
             target = split_motor_parameter(self.sim.config, p.name)
+            value = list(p.value) if isinstance(p.value, array) else p.value  # double arrays
             try:
                 if target is not None:
-                    self.sim.set_parameter(*target, p.value)
+                    self.sim.set_parameter(*target, value)
                 elif p.name in self._settings:
                     self._apply_setting(p.name, p.value)
             except ValueError as exc:
@@ -200,19 +202,20 @@ class ServoSimNode(Node):
         if row.is_getter:
             setattr(response, field, row.call(motor))
             return response
-        args = [getattr(request, name) for name in row.request_fields]
         try:
-            row.call(motor, *args)
+            row.call(motor, *(getattr(request, name) for name in row.request_fields))
             ok = True
-            if row.topic is not None and row.topic != "position":
-                self._force_topic[motor_name] = row.topic
-            if row.parameter is not None:  # keep `ros2 param get` true
-                field, read = row.parameter
-                self.set_parameters([Parameter(f"{ros_name(motor_name)}.{field}",
-                                               value=read(motor))])
         except ValueError as exc:
             self.get_logger().warning(f"{ros_name(motor_name)}/{row.name}: {exc}")
             ok = False
+        if ok and row.topic is not None:
+            if row.topic != "position":
+                self._force_topic[motor_name] = row.topic
+            self._feedback_publisher(motor_name, row.topic)  # subscribers match before data
+        if ok and row.parameter is not None:  # keep `ros2 param get` true
+            name, read = row.parameter
+            self.set_parameters([Parameter(f"{ros_name(motor_name)}.{name}",
+                                           value=read(motor))])
         setattr(response, field, int(ok) if field_type == "int8" else ok)
         return response
 
@@ -330,15 +333,19 @@ class ServoSimNode(Node):
             motor_name = names[i]
             if sensor_name == FORCE_SENSOR and self._force_topic[motor_name] != name:
                 continue
-            key = (motor_name, name)
-            pub = self._feedback_publishers.get(key)
-            if pub is None:
-                pub = self._feedback_publishers[key] = self.create_publisher(
-                    servo_msgs.Float64Stamped, f"{ros_name(motor_name)}/{name}", 10)
             msg = servo_msgs.Float64Stamped()
             msg.header.stamp = stamp(now)
             msg.data = float(sensor.value[i])
-            pub.publish(msg)
+            self._feedback_publisher(motor_name, name).publish(msg)
+
+    def _feedback_publisher(self, motor_name: str, topic: str) -> Any:
+        """The publisher of ``<motor>/<topic>``, created when first needed."""
+        key = (motor_name, topic)
+        pub = self._feedback_publishers.get(key)
+        if pub is None:
+            pub = self._feedback_publishers[key] = self.create_publisher(
+                servo_msgs.Float64Stamped, f"{ros_name(motor_name)}/{topic}", 10)
+        return pub
 
     def _publish_joint_states(self) -> None:
         bank = self.sim.bank
@@ -357,6 +364,11 @@ class ServoSimNode(Node):
 
     def _reset_topics(self) -> None:
         self._force_topic = {m.name: default_force_topic(m) for m in self.sim.motors}
+        for m in self.sim.motors:  # sensors the config enables publish from the start
+            if m.get_position_sampling_period():
+                self._feedback_publisher(m.name, "position")
+            if m.get_force_feedback_sampling_period():
+                self._feedback_publisher(m.name, self._force_topic[m.name])
         self._joint_names = {**{ros_name(n): n for n in self.sim.motor_names},
                              **{n: n for n in self.sim.motor_names}}
 

@@ -1,0 +1,317 @@
+"""The servo_sim node under real rclpy, in process: services, topics, parameters, clock.
+
+Skipped, with the reason shown, where rclpy or the built servo_sim interfaces are
+missing. Time is driven with ~/pause and ~/step (the node starts paused), never sleeps.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+rclpy = pytest.importorskip(
+    "rclpy", reason="rclpy not importable: source a ROS 2 installation "
+                    "(/opt/ros/<distro>/setup.bash) to run the node tests")
+try:
+    from servo_sim import msg as servo_msgs
+    from servo_sim import srv as servo_srvs
+except ImportError:
+    pytest.skip("servo_sim's msg/srv are not built: colcon build this package and source "
+                "install/setup.bash", allow_module_level=True)
+
+from rcl_interfaces.msg import Log  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+
+from servo_sim.ros.interface import MOTOR_SERVICES  # noqa: E402
+from servo_sim.ros.node import ServoSimNode  # noqa: E402
+
+TIMEOUT = 20.0
+CONFIG = {
+    "basic_time_step_ms": 8,
+    "motors": ["arm", "grip::left"],
+    "arm.max_velocity": 2.0,
+    "arm.max_torque": 5.0,
+    "arm.control_pid": [10.0, 0.0, 0.0],
+    "arm.min_position": -1.5,
+    "arm.max_position": 1.5,
+    "arm.position_sensor.sampling_period_ms": 16,
+    "arm.force_feedback_sampling_period_ms": 16,
+    "grip__left.type": "linear",
+    "grip__left.max_force": 20.0,
+    "grip__left.max_velocity": 0.1,
+    "grip__left.force_feedback_sampling_period_ms": 32,
+    "joint_states_rate": 62.5,  # every 16 ms
+    "publish_clock": True,
+    "start_paused": True,
+}
+
+
+class Harness:
+    """The node and a client node on one executor spun from the test thread."""
+
+    def __init__(self, **overrides):
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        params = [Parameter(k, value=v) for k, v in {**CONFIG, **overrides}.items()]
+        self.node = ServoSimNode(context=self.context, parameter_overrides=params)
+        self.client = rclpy.create_node("servo_sim_test_client", context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.executor.add_node(self.client)
+        self.received: dict[str, list] = {}
+        self._clients: dict[str, object] = {}
+
+    def close(self):
+        self.executor.shutdown()
+        self.client.destroy_node()
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+
+    def listen(self, topic: str, msg_type) -> list:
+        out = self.received.setdefault(topic, [])
+        self.client.create_subscription(msg_type, topic, out.append, 100)
+        return out
+
+    def wait_for(self, condition, what: str):
+        deadline = time.monotonic() + TIMEOUT
+        while not condition():
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def call(self, name: str, srv_type, **fields):
+        client = self._clients.get(name)
+        if client is None:
+            client = self._clients[name] = self.client.create_client(srv_type, name)
+            assert client.wait_for_service(timeout_sec=TIMEOUT), name
+        future = client.call_async(srv_type.Request(**fields))
+        self.executor.spin_until_future_complete(future, timeout_sec=TIMEOUT)
+        assert future.done(), f"no answer from {name}"
+        return future.result()
+
+    def step(self, n: int):
+        assert self.call("/servo_sim/step", servo_srvs.SetInt, value=n).success
+
+
+@pytest.fixture
+def h():
+    harness = Harness()
+    yield harness
+    harness.close()
+
+
+def test_every_service_of_the_table_is_served_with_its_type(h):
+    expected = {f"/{m}/{s.name}": f"servo_sim/srv/{s.srv}"
+                for m in ("arm", "grip__left") for s in MOTOR_SERVICES}
+    expected.update({"/servo_sim/pause": "std_srvs/srv/Trigger",
+                     "/servo_sim/resume": "std_srvs/srv/Trigger",
+                     "/servo_sim/reset": "std_srvs/srv/Trigger",
+                     "/servo_sim/step": "servo_sim/srv/SetInt"})
+
+    def served():
+        return {n: t[0] for n, t in h.client.get_service_names_and_types()}
+
+    h.wait_for(lambda: expected.items() <= served().items(), "the services")
+
+
+def test_setters_change_the_model(h):
+    arm, grip = h.node.sim.motor("arm"), h.node.sim.motor("grip::left")
+    ok = {}
+    for name, value in [("set_position", 0.5), ("set_velocity", 1.5),
+                        ("set_acceleration", 4.0), ("set_available_torque", 3.0)]:
+        ok[name] = h.call(f"/arm/{name}", servo_srvs.SetFloat, value=value).success
+    ok["pid"] = h.call("/arm/set_control_pid", servo_srvs.MotorSetControlPid,
+                       controlp=20.0, controli=0.5, controld=0.1).success
+    ok["force"] = h.call("/grip__left/set_available_force", servo_srvs.SetFloat,
+                         value=7.0).success
+    assert ok == {"set_position": True, "set_velocity": True, "set_acceleration": True,
+                  "set_available_torque": True, "pid": 1, "force": True}
+    assert (arm.get_target_position(), arm.get_velocity(), arm.get_acceleration(),
+            arm.get_available_torque(), arm.get_control_pid()) == (0.5, 1.5, 4.0, 3.0,
+                                                                   (20.0, 0.5, 0.1))
+    assert grip.get_available_force() == 7.0
+    assert h.call("/grip__left/set_force", servo_srvs.SetFloat, value=2.0).success
+    assert h.call("/arm/set_torque", servo_srvs.SetFloat, value=1.0).success
+    h.step(1)
+    assert grip.motor_force == 0.0  # force control: the motor itself applies nothing more
+    assert h.node.sim.bank.applied_force.tolist() == [1.0, 2.0]
+    # setters that are parameters keep the parameter in step
+    assert list(h.node.get_parameter("arm.control_pid").value) == [20.0, 0.5, 0.1]
+    assert h.node.get_parameter("arm.acceleration").value == 4.0
+
+
+def test_getters_answer_from_the_model(h):
+    got = {name: h.call(f"/arm/{name}", servo_srvs.GetFloat, ask=True).value
+           for name in ("get_target_position", "get_min_position", "get_max_position",
+                        "get_velocity", "get_max_velocity", "get_acceleration",
+                        "get_available_force", "get_max_force", "get_available_torque",
+                        "get_max_torque", "get_multiplier")}
+    assert got == {"get_target_position": 0.0, "get_min_position": -1.5,
+                   "get_max_position": 1.5, "get_velocity": 2.0, "get_max_velocity": 2.0,
+                   "get_acceleration": -1.0, "get_available_force": 5.0,
+                   "get_max_force": 5.0, "get_available_torque": 5.0, "get_max_torque": 5.0,
+                   "get_multiplier": 1.0}
+    assert h.call("/arm/get_type", servo_srvs.GetInt, ask=True).value == 0
+    assert h.call("/grip__left/get_type", servo_srvs.GetInt, ask=True).value == 1
+    assert h.call("/arm/position_sensor/get_sampling_period", servo_srvs.GetInt,
+                  ask=True).value == 16
+    assert h.call("/grip__left/torque_feedback_sensor/get_sampling_period", servo_srvs.GetInt,
+                  ask=True).value == 32
+    assert h.call("/arm/get_brake_name", servo_srvs.GetString, ask=True).value == ""
+    assert h.call("/arm/get_position_sensor_name", servo_srvs.GetString,
+                  ask=True).value == "arm/position_sensor"
+
+
+def test_nan_and_out_of_domain_requests_fail_change_nothing_and_warn(h):
+    logs = h.listen("/rosout", Log)
+    bank = h.node.sim.bank
+    before = (bank.target_position.copy(), bank.control_p.copy(), bank.available_force.copy())
+    assert not h.call("/arm/set_position", servo_srvs.SetFloat, value=math.nan).success
+    assert not h.call("/arm/set_velocity", servo_srvs.SetFloat, value=math.inf).success
+    assert not h.call("/arm/set_available_torque", servo_srvs.SetFloat, value=-1.0).success
+    assert h.call("/arm/set_control_pid", servo_srvs.MotorSetControlPid, controlp=math.nan,
+                  controli=0.0, controld=0.0).success == 0
+    assert not h.call("/arm/position_sensor/enable", servo_srvs.SetInt, value=-5).success
+    assert (bank.target_position.tolist(), bank.control_p.tolist(),
+            bank.available_force.tolist()) == tuple(a.tolist() for a in before)
+    h.wait_for(lambda: any("arm/set_position" in m.msg and "nan" in m.msg for m in logs),
+               "the warning on /rosout")
+    warning = next(m for m in logs if "arm/set_position" in m.msg)
+    assert warning.level == Log.WARN and "motor 'arm'" in warning.msg
+    h.step(1)  # the node still serves and steps
+
+
+def test_topics_at_their_sensor_period_with_simulation_stamps(h):
+    pos = h.listen("/arm/position", servo_msgs.Float64Stamped)
+    torque = h.listen("/arm/torque_feedback", servo_msgs.Float64Stamped)
+    force = h.listen("/grip__left/force_feedback", servo_msgs.Float64Stamped)
+    joints = h.listen("/joint_states", JointState)
+    h.wait_for(lambda: all(h.node.count_subscribers(t) >= 1 for t in (
+        "/arm/position", "/arm/torque_feedback", "/grip__left/force_feedback",
+        "/joint_states")), "the subscriptions to match")
+    assert h.call("/arm/set_position", servo_srvs.SetFloat, value=1.0).success
+    h.step(8)  # 64 ms
+    h.wait_for(lambda: len(pos) >= 4 and len(torque) >= 4 and len(force) >= 2
+               and len(joints) >= 5, "four periods of messages")
+
+    def ms(m):
+        return m.header.stamp.sec * 1000 + m.header.stamp.nanosec // 1_000_000
+
+    assert [ms(m) for m in pos] == [16, 32, 48, 64]
+    assert [ms(m) for m in torque] == [16, 32, 48, 64]
+    assert [ms(m) for m in force] == [32, 64]
+    assert [ms(m) for m in joints][-4:] == [16, 32, 48, 64]
+    arm = h.node.sim.motor("arm")
+    assert pos[-1].data == arm.get_position() and torque[-1].data == arm.get_torque_feedback()
+    last = joints[-1]
+    assert list(last.name) == ["arm", "grip::left"]
+    assert last.position[0] == arm.position and last.velocity[0] == arm.velocity
+    assert last.effort[0] == arm.motor_force and last.position[0] > 0.0
+    assert h.client.count_publishers("/arm/force_feedback") == 0  # named after the type
+
+
+def test_enabling_a_sensor_starts_its_topic_named_after_the_service(h):
+    assert h.node.count_publishers("/grip__left/position") == 0  # off in the config
+    assert h.call("/grip__left/position_sensor/enable", servo_srvs.SetInt, value=8).success
+    assert h.call("/arm/force_feedback_sensor/enable", servo_srvs.SetInt, value=8).success
+    pos = h.listen("/grip__left/position", servo_msgs.Float64Stamped)
+    force = h.listen("/arm/force_feedback", servo_msgs.Float64Stamped)
+    h.wait_for(lambda: h.node.count_subscribers("/grip__left/position") >= 1
+               and h.node.count_subscribers("/arm/force_feedback") >= 1, "the new topics")
+    h.step(3)
+    h.wait_for(lambda: len(pos) >= 3 and len(force) >= 3, "one message a step")
+    assert [m.header.stamp.nanosec for m in pos] == [8_000_000, 16_000_000, 24_000_000]
+    assert h.node.get_parameter("grip__left.position_sensor.sampling_period_ms").value == 8
+
+
+def test_live_parameters_are_validated_by_the_model(h):
+    params = AsyncParameterClient(h.client, "/servo_sim")
+    assert params.wait_for_services(timeout_sec=TIMEOUT)
+
+    def set_(name, value):
+        future = params.set_parameters([Parameter(name, value=value)])
+        h.executor.spin_until_future_complete(future, timeout_sec=TIMEOUT)
+        return future.result().results[0]
+
+    assert set_("arm.max_velocity", 1.0).successful
+    assert h.node.sim.motor("arm").get_max_velocity() == 1.0
+    assert h.node.sim.motor("arm").get_velocity() == 1.0  # clipped to the new limit
+    bad = set_("arm.min_position", -3.0)  # hard stops are off, but soft <= max still holds
+    assert bad.successful
+    bad = set_("arm.max_position", -5.0)
+    assert not bad.successful and "must be <= max_position" in bad.reason
+    assert not set_("arm.type", "linear").successful  # read-only
+    assert not set_("arm.max_velocity", -1.0).successful  # descriptor range
+    assert set_("arm.control_pid", [3.0, 0.0, 0.0]).successful
+    assert h.node.sim.motor("arm").get_control_pid() == (3.0, 0.0, 0.0)
+    assert not set_("arm.control_pid", [0.0, 0.0, 0.0]).successful
+    assert h.node.sim.motor("arm").get_max_position() == 1.5
+
+
+def test_pause_step_resume_reset_and_clock(h):
+    clock = h.listen("/clock", Clock)
+    sim = h.node.sim
+    h.step(5)
+    assert sim.time_ms == 40
+    h.wait_for(lambda: clock and clock[-1].clock.nanosec == 40_000_000, "/clock at 40 ms")
+    assert h.call("/servo_sim/resume", Trigger).success
+    assert not h.call("/servo_sim/step", servo_srvs.SetInt, value=1).success  # not paused
+    h.wait_for(lambda: sim.time_ms > 80, "time to run")
+    assert h.call("/servo_sim/pause", Trigger).success
+    paused_at = sim.time_ms
+    for _ in range(5):
+        h.executor.spin_once(timeout_sec=0.02)
+    assert sim.time_ms == paused_at
+    assert not h.call("/servo_sim/step", servo_srvs.SetInt, value=-1).success
+    assert h.call("/arm/set_position", servo_srvs.SetFloat, value=1.0).success
+    h.step(10)
+    reply = h.call("/servo_sim/reset", Trigger)
+    assert reply.success and sim.time_ms == 0
+    assert h.node.sim.motor("arm").position == 0.0
+    assert h.node.sim.motor("arm").get_target_position() == 0.0
+
+
+def test_joint_commands_drive_the_motors(h):
+    pub = h.client.create_publisher(JointState, "/joint_commands", 10)
+    h.wait_for(lambda: h.node.count_publishers("/joint_commands") >= 1, "discovery")
+    arm, grip = h.node.sim.motor("arm"), h.node.sim.motor("grip::left")
+    nan = math.nan
+    pub.publish(JointState(name=["arm", "grip__left"], position=[0.7, nan],
+                           velocity=[nan, -0.05], effort=[nan, nan]))
+    h.wait_for(lambda: arm.get_target_position() == 0.7, "the position command")
+    assert math.isinf(grip.get_target_position()) and grip.get_velocity() == -0.05
+    pub.publish(JointState(name=["grip::left"], effort=[3.0]))  # device name works too
+    h.wait_for(lambda: h.node.sim.bank.applied_force[1] == 3.0, "the effort command")
+    pub.publish(JointState(name=["arm"], position=[nan], velocity=[nan], effort=[nan]))
+    pub.publish(JointState(name=["arm"], position=[0.2], velocity=[0.5]))
+    h.wait_for(lambda: arm.get_target_position() == 0.2, "position with a speed limit")
+    assert arm.get_velocity() == 0.5
+
+
+def test_free_run_advances_faster_than_the_wall_clock():
+    h = Harness(real_time_factor=0.0, start_paused=False)
+    try:
+        start = time.monotonic()
+        h.wait_for(lambda: h.node.sim.time > 5.0, "5 s of simulated time")
+        assert h.node.sim.time > time.monotonic() - start
+    finally:
+        h.close()
+
+
+def test_a_bad_config_fails_with_one_message():
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        from servo_sim.model import ConfigError
+
+        with pytest.raises(ConfigError, match=r"motor 'arm': field 'max_velocity' = -2.0"):
+            ServoSimNode(context=context, parameter_overrides=[
+                Parameter("motors", value=["arm"]), Parameter("arm.max_velocity", value=-2.0)])
+    finally:
+        rclpy.shutdown(context=context)
