@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-launch_testing = pytest.importorskip(
+pytest.importorskip(
     "launch_testing", reason="launch_testing not importable: source a ROS 2 installation "
                              "(/opt/ros/<distro>/setup.bash) to run the launch test")
 try:
@@ -21,13 +21,15 @@ except (ImportError, LookupError):
     pytest.skip("servo_sim is not installed in the ament index: colcon build and source "
                 "install/setup.bash", allow_module_level=True)
 
-import launch_testing.asserts  # noqa: E402
-import rclpy  # noqa: E402
-from launch import LaunchDescription  # noqa: E402
-from launch.actions import IncludeLaunchDescription  # noqa: E402
-from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
+import launch_testing
+import launch_testing.actions
+import launch_testing.asserts
+import rclpy
+from launch import LaunchDescription
+from launch.actions import IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from rclpy.executors import SingleThreadedExecutor
+from sensor_msgs.msg import JointState
 
 TIMEOUT = 30.0
 
