@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import signal
 import sys
 import time
 from array import array
@@ -388,7 +389,9 @@ def main(args: list[str] | None = None) -> int:
         rclpy.logging.get_logger("servo_sim").fatal(str(exc))
         return 1
     except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        # Ctrl-C reaches the whole process group and launch forwards one more SIGINT:
+        # do not let the second one interrupt the clean-up
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     finally:
         if node is not None:
             node.destroy_node()
