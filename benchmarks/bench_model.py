@@ -66,7 +66,8 @@ def per_motor_arrays(sim: Simulation) -> list[np.ndarray]:
     n = sim.bank.n
     arrays = [v for v in vars(sim.bank).values() if isinstance(v, np.ndarray) and v.shape == (n,)]
     for sensor in (sim.bank.position_sensor, sim.bank.force_sensor):
-        arrays += [v for v in vars(sensor).values() if isinstance(v, np.ndarray)]
+        arrays += [v for k, v in vars(sensor).items()
+                   if isinstance(v, np.ndarray) and k != "refreshed"]  # per motor only
     return arrays
 
 
