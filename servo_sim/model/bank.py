@@ -20,6 +20,8 @@ An off motor (available force 0, or force control) is the same constraint with
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .config import SimulationConfig
@@ -30,6 +32,11 @@ GRAVITY = 9.81
 KINEMATIC_TARGET_THRESHOLD = 1e-6
 #: Kinematic mode: a target velocity is reached when closer than this.
 KINEMATIC_VELOCITY_THRESHOLD = 1e-6
+
+
+def _column(motors, get, dtype=float) -> np.ndarray:
+    """One per-motor array: ``get(motor config)`` for every motor."""
+    return np.array([get(m) for m in motors], dtype=dtype)
 
 
 class MotorBank:
@@ -44,8 +51,7 @@ class MotorBank:
         self.kinematic = config.physics == "kinematic"
         self.time_ms = 0
 
-        def column(get, dtype=float) -> np.ndarray:
-            return np.array([get(m) for m in motors], dtype=dtype)
+        column = partial(_column, motors)
 
         self._load_parameters(config)
 
@@ -123,8 +129,7 @@ class MotorBank:
         motors = config.motors
         self.config = config
 
-        def column(get, dtype=float) -> np.ndarray:
-            return np.array([get(m) for m in motors], dtype=dtype)
+        column = partial(_column, motors)
 
         self.rotational = column(lambda m: m.type == "rotational", bool)
         self.max_velocity = column(lambda m: m.max_velocity)

@@ -15,8 +15,6 @@ from typing import Any
 
 from ..model import LINEAR, ROTATIONAL, Motor, ros_name
 
-PACKAGE = "servo_sim"
-
 #: Fields of the package's own interfaces, (type, name) in file order: request, response.
 SRV_FIELDS: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = {
     "SetFloat": ((("float64", "value"),), (("bool", "success"),)),
@@ -164,8 +162,3 @@ NODE_ENDPOINTS: tuple[NodeEndpoint, ...] = (
     NodeEndpoint("~/step", "service", "servo_sim/srv/SetInt", "on_step"),
     NodeEndpoint("~/reset", "service", "std_srvs/srv/Trigger", "on_reset"),
 )
-
-
-def motor_service_names(motor_ros_name: str) -> list[str]:
-    """Every per-motor service name of one motor, relative to the node's namespace."""
-    return [f"{motor_ros_name}/{s.name}" for s in MOTOR_SERVICES]

@@ -14,10 +14,12 @@ import signal
 import sys
 import time
 from array import array
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 import rclpy
+from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import (
     FloatingPointRange,
     IntegerRange,
@@ -42,6 +44,7 @@ from .interface import (
     MOTOR_SERVICES,
     MOTOR_TOPICS,
     NODE_ENDPOINTS,
+    POSITION_SENSOR,
     MotorService,
     default_force_topic,
 )
@@ -65,6 +68,9 @@ _TYPES = {"bool": ParameterType.PARAMETER_BOOL, "integer": ParameterType.PARAMET
           "double": ParameterType.PARAMETER_DOUBLE, "string": ParameterType.PARAMETER_STRING,
           "double_array": ParameterType.PARAMETER_DOUBLE_ARRAY,
           "string_array": ParameterType.PARAMETER_STRING_ARRAY}
+#: topic name -> the bank sensor that feeds it, and the sensors in table order
+_SENSOR_OF = {t.name: t.sensor for t in MOTOR_TOPICS}
+_SENSORS = tuple(dict.fromkeys(_SENSOR_OF.values()))
 _ENDPOINT_TYPES = {"sensor_msgs/msg/JointState": JointState, "rosgraph_msgs/msg/Clock": ClockMsg,
                    "std_srvs/srv/Trigger": Trigger, "servo_sim/srv/SetInt": servo_srvs.SetInt}
 
@@ -81,12 +87,10 @@ def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
     return d
 
 
-def stamp(time_ms: int) -> Any:
+def stamp(time_ms: int) -> Time:
     """A builtin_interfaces/Time for a simulated time in ms."""
-    t = ClockMsg().clock
-    t.sec, t.nanosec = divmod(time_ms, 1000)
-    t.nanosec *= 1_000_000
-    return t
+    sec, ms = divmod(time_ms, 1000)
+    return Time(sec=sec, nanosec=ms * 1_000_000)
 
 
 class _RosLogHandler(logging.Handler):
@@ -112,7 +116,6 @@ class ServoSimNode(Node):
         logging.getLogger("servo_sim").addHandler(self._log_handler)
 
         self._feedback_publishers: dict[tuple[str, str], Any] = {}
-        self._force_topic: dict[str, str] = {}
         self._reset_topics()
         for motor in self.sim.motors:
             base = ros_name(motor.name)
@@ -165,8 +168,7 @@ class ServoSimNode(Node):
         """Re-declare every parameter with its descriptor and the validated value."""
         for name in self._undeclare:
             self.undeclare_parameter(name)
-        specs = [ParameterSpec(s.name, self._settings[s.name], s.description, s.read_only,
-                               s.minimum) for s in NODE_SPECS]
+        specs = [replace(s, value=self._settings[s.name]) for s in NODE_SPECS]
         for spec in specs + parameter_specs(self.sim.config):
             self.declare_parameter(spec.name, spec.value, descriptor(spec), ignore_override=True)
 
@@ -209,9 +211,8 @@ class ServoSimNode(Node):
         except ValueError as exc:
             self.get_logger().warning(f"{ros_name(motor_name)}/{row.name}: {exc}")
             ok = False
-        if ok and row.topic is not None:
-            if row.topic != "position":
-                self._force_topic[motor_name] = row.topic
+        if ok and row.topic is not None:  # the sensor's topic is named after this service
+            self._topic[(motor_name, _SENSOR_OF[row.topic])] = row.topic
             self._feedback_publisher(motor_name, row.topic)  # subscribers match before data
         if ok and row.parameter is not None:  # keep `ros2 param get` true
             name, read = row.parameter
@@ -317,10 +318,10 @@ class ServoSimNode(Node):
         for _ in range(n):
             sim.step()
             now = bank.time_ms
-            for topic in MOTOR_TOPICS:
-                sensor = getattr(bank, topic.sensor)
+            for sensor_name in _SENSORS:
+                sensor = getattr(bank, sensor_name)
                 if sensor.refreshed_ms == now:
-                    self._publish_feedback(topic.name, topic.sensor, sensor, now)
+                    self._publish_feedback(sensor_name, sensor, now)
             rate = self._settings["joint_states_rate"]
             if rate > 0 and now >= self._next_joint_states_ms:
                 self._publish_joint_states()
@@ -328,16 +329,16 @@ class ServoSimNode(Node):
                 self._next_joint_states_ms = max(self._next_joint_states_ms + period_ms,
                                                  now + 1e-9)
 
-    def _publish_feedback(self, name: str, sensor_name: str, sensor: Any, now: int) -> None:
-        names = self.sim.motor_names
+    def _publish_feedback(self, sensor_name: str, sensor: Any, now: int) -> None:
+        """One message per motor whose ``sensor`` refreshed at ``now``, on its topic."""
+        names, time_stamp = self.sim.bank.names, stamp(now)
         for i in sensor.refreshed:
             motor_name = names[i]
-            if sensor_name == FORCE_SENSOR and self._force_topic[motor_name] != name:
-                continue
             msg = servo_msgs.Float64Stamped()
-            msg.header.stamp = stamp(now)
+            msg.header.stamp = time_stamp
             msg.data = float(sensor.value[i])
-            self._feedback_publisher(motor_name, name).publish(msg)
+            topic = self._topic[(motor_name, sensor_name)]
+            self._feedback_publisher(motor_name, topic).publish(msg)
 
     def _feedback_publisher(self, motor_name: str, topic: str) -> Any:
         """The publisher of ``<motor>/<topic>``, created when first needed."""
@@ -364,12 +365,14 @@ class ServoSimNode(Node):
             pub.publish(ClockMsg(clock=stamp(self.sim.time_ms)))
 
     def _reset_topics(self) -> None:
-        self._force_topic = {m.name: default_force_topic(m) for m in self.sim.motors}
-        for m in self.sim.motors:  # sensors the config enables publish from the start
-            if m.get_position_sampling_period():
-                self._feedback_publisher(m.name, "position")
-            if m.get_force_feedback_sampling_period():
-                self._feedback_publisher(m.name, self._force_topic[m.name])
+        bank = self.sim.bank
+        self._topic: dict[tuple[str, str], str] = {}  # (motor, sensor) -> its topic
+        for i, m in enumerate(self.sim.motors):
+            self._topic[(m.name, POSITION_SENSOR)] = "position"
+            self._topic[(m.name, FORCE_SENSOR)] = default_force_topic(m)
+            for sensor_name in _SENSORS:  # sensors the config enables publish from the start
+                if getattr(bank, sensor_name).period_ms[i] > 0:
+                    self._feedback_publisher(m.name, self._topic[(m.name, sensor_name)])
         self._joint_names = {**{ros_name(n): n for n in self.sim.motor_names},
                              **{n: n for n in self.sim.motor_names}}
 

@@ -16,7 +16,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import ConfigError, SimulationConfig, from_ros_parameters, parse_config, ros_name
+from ..model import (
+    ConfigError,
+    MotorConfig,
+    SimulationConfig,
+    from_ros_parameters,
+    parse_config,
+    ros_name,
+)
 from ..model.config import field_minimum, motor_to_dict
 from ..model.simulation import READ_ONLY_FIELDS
 
@@ -116,9 +123,8 @@ def _flatten(prefix: str, values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def motor_field_values(config: SimulationConfig, motor: str) -> dict[str, Any]:
+def motor_field_values(m: MotorConfig) -> dict[str, Any]:
     """The motor's fields as flat parameter names relative to its group ('load.external')."""
-    m = next(m for m in config.motors if m.name == motor)
     fields = motor_to_dict(m)
     del fields["name"]
     return _flatten("", fields)
@@ -132,7 +138,7 @@ def parameter_specs(config: SimulationConfig) -> list[ParameterSpec]:
                                  ("physics", config.physics), ("seed", config.seed),
                                  ("motors", [m.name for m in config.motors]))]
     for m in config.motors:
-        for field, value in motor_field_values(config, m.name).items():
+        for field, value in motor_field_values(m).items():
             if isinstance(value, list):
                 value = [float(v) for v in value]
             specs.append(ParameterSpec(f"{ros_name(m.name)}.{field}", value,
