@@ -241,6 +241,12 @@ def test_node_settings_defaults_coercion_and_errors():
         node_settings({"real_time_factor": -1.0}, "p")
     with pytest.raises(ConfigError, match=r"'publish_clock' = 'yes': must be a bool"):
         node_settings({"publish_clock": "yes"}, "p")
+    for bad in (math.inf, math.nan):  # inf would overflow the pacing; NaN means nothing
+        with pytest.raises(ConfigError, match=rf"^p: parameter 'real_time_factor' = {bad}: "
+                                              r"must be finite$"):
+            node_settings({"real_time_factor": bad}, "p")
+        with pytest.raises(ConfigError, match=r"'joint_states_rate' = .*: must be finite$"):
+            node_settings({"joint_states_rate": bad}, "p")
 
 
 def test_node_parameter_names_are_what_the_config_accepts():

@@ -12,6 +12,7 @@ Layout (one node, the config format of ``servo_sim.model.config``)::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -167,6 +168,8 @@ def node_settings(params: Mapping[str, Any], source: str = "<parameters>") -> di
         if ros_type(value) != spec.type or (spec.minimum is not None and value < spec.minimum):
             rule = spec.type + (f" >= {spec.minimum}" if spec.minimum is not None else "")
             raise ConfigError(f"{source}: parameter {spec.name!r} = {value!r}: must be a {rule}")
+        if spec.type == "double" and not math.isfinite(value):  # as the config's numbers
+            raise ConfigError(f"{source}: parameter {spec.name!r} = {value!r}: must be finite")
         settings[spec.name] = value
     return settings
 
