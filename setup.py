@@ -20,7 +20,8 @@ setup(
         ("share/servo_sim", ["package.xml"]),
         ("share/servo_sim/config", ["config/servo_sim.yaml"]),
     ],
-    install_requires=["numpy>=1.24", "PyYAML>=6"],
+    # dynamixel-sdk: the vendor SDK of the dynamixel hardware plugin (pure Python)
+    install_requires=["numpy>=1.24", "PyYAML>=6", "dynamixel-sdk>=3.7"],
     extras_require={
         "plot": ["matplotlib>=3.6"],
         # pytest < 9: ROS 2 Jazzy's launch_testing plugin uses the py.path hook arguments
@@ -28,5 +29,8 @@ setup(
         "test": ["pytest>=7,<9", "hypothesis>=6.80", "ruff>=0.5", "matplotlib>=3.6",
                  "rosbags>=0.9", "lark>=1.1"],
     },
-    entry_points={"console_scripts": ["servo-sim = servo_sim.cli:main"]},
+    entry_points={"console_scripts": [
+        "servo-sim = servo_sim.cli:main",
+        "servo-sim-dxl-emulator = servo_sim.hardware.dxl_emulator:main",
+    ]},
 )

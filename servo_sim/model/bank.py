@@ -194,12 +194,20 @@ class MotorBank:
 
     def step(self) -> None:
         """Advance every motor by one basic time step, then refresh due sensors."""
+        self.step_physics()
+        self.time_ms += self.step_ms
+        self.sample_sensors()
+
+    def step_physics(self) -> None:
+        """The state one step on (position, velocity, motor force, energy); not the clock."""
         if self.kinematic:
             self._step_kinematic()
         else:
             self._step_dynamic()
-        self.time_ms += self.step_ms
-        self._sample_sensors()
+
+    def reset(self) -> None:
+        """Back to the initial state of the current config, in place (handles stay valid)."""
+        self.__init__(self.config)
 
     def _step_dynamic(self) -> None:
         dt = self.dt
@@ -306,7 +314,8 @@ class MotorBank:
         v_new *= clamped == x_new
         x_new[:] = clamped
 
-    def _sample_sensors(self) -> None:
+    def sample_sensors(self) -> None:
+        """Refresh the sensors due at ``time_ms`` from the state arrays."""
         now = self.time_ms
         due = self.position_sensor.due(now)
         if due is not None and len(due):

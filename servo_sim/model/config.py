@@ -39,6 +39,10 @@ NODE_PARAMETERS = frozenset({"use_sim_time", "start_type_description_service",
                              "start_paused"})
 
 
+#: The hardware plugin of a config without a ``hardware`` group: the model itself.
+DEFAULT_PLUGIN = "sim"
+
+
 class ConfigError(ValueError):
     """A config that cannot be used; the message names source, motor, field and value."""
 
@@ -175,6 +179,9 @@ class SimulationConfig:
     physics: str = "dynamic"
     seed: int = 0
     source: str = "<dict>"
+    #: the hardware plugin and its settings: ``{"plugin": "sim"}`` unless the config says
+    #: otherwise; the plugin validates the rest (``servo_sim.hardware``)
+    hardware: Mapping[str, Any] = field(default_factory=lambda: {"plugin": DEFAULT_PLUGIN})
 
 
 _MOTOR_PARSERS: dict[str, Callable[[Any], Any]] = {
@@ -213,6 +220,9 @@ _TOP_PARSERS: dict[str, Callable[[Any], Any]] = {
     "seed": _integer(0),
 }
 
+
+#: Top-level groups beside the scalar fields.
+_GROUPS = ("motors", "hardware")
 
 # --------------------------------------------------------------------------- helpers
 
@@ -369,8 +379,11 @@ def parse_config(raw: Any, source: str = "<dict>") -> SimulationConfig:
     for key, value in raw.items():
         if key == "motors":
             continue
+        if key == "hardware":
+            top[key] = _parse_hardware(value, ctx)
+            continue
         if key not in _TOP_PARSERS:
-            raise ctx.error(_unknown("top-level field", key, [*_TOP_PARSERS, "motors"]))
+            raise ctx.error(_unknown("top-level field", key, [*_TOP_PARSERS, *_GROUPS]))
         top[key] = ctx.parse(_TOP_PARSERS[key], value, None, key)
     raw_motors = raw.get("motors")
     if not isinstance(raw_motors, list) or not raw_motors:
@@ -389,6 +402,16 @@ def parse_config(raw: Any, source: str = "<dict>") -> SimulationConfig:
         seen[key] = m.name
     _check_coupling(motors, ctx)
     return SimulationConfig(motors=motors, **top)
+
+
+def _parse_hardware(value: Any, ctx: _Context) -> dict[str, Any]:
+    """The ``hardware`` group: a mapping with a plugin name; the plugin checks the rest."""
+    if not isinstance(value, Mapping):
+        raise ctx.error(f"field 'hardware' = {value!r}: must be a mapping with a 'plugin'")
+    plugin = value.get("plugin", DEFAULT_PLUGIN)
+    if not isinstance(plugin, str) or not plugin:
+        raise ctx.error(f"field 'hardware.plugin' = {plugin!r}: must be a plugin name")
+    return {**value, "plugin": plugin}
 
 
 def load_config(path: str | Path) -> SimulationConfig:
@@ -421,7 +444,8 @@ def motor_to_dict(m: MotorConfig) -> dict[str, Any]:
 def to_dict(config: SimulationConfig) -> dict[str, Any]:
     """The model form of a config (plain types), e.g. to write it back as YAML."""
     return {"basic_time_step_ms": config.basic_time_step_ms, "physics": config.physics,
-            "seed": config.seed, "motors": [motor_to_dict(m) for m in config.motors]}
+            "seed": config.seed, "hardware": dict(config.hardware),
+            "motors": [motor_to_dict(m) for m in config.motors]}
 
 
 def field_minimum(field: str) -> float | None:
@@ -484,13 +508,13 @@ def _from_ros_form(raw: Mapping, ctx: _Context) -> dict[str, Any]:
     for key, value in params.items():
         if key == "motors" or key in NODE_PARAMETERS:
             continue
-        if key in _TOP_PARSERS:
+        if key in _TOP_PARSERS or key == "hardware":
             model[key] = value
         elif key not in groups:
             if isinstance(value, Mapping):
                 raise ctx.error(f"parameter group {key!r} is not a motor listed in 'motors' "
-                                f"({', '.join(groups)})")
-            raise ctx.error(_unknown("parameter", key, [*_TOP_PARSERS, "motors"]))
+                                f"({', '.join(groups)}) nor 'hardware'")
+            raise ctx.error(_unknown("parameter", key, [*_TOP_PARSERS, *_GROUPS]))
     for name in names:
         group = params.get(ros_name(name), {})
         if not isinstance(group, Mapping):

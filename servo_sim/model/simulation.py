@@ -50,8 +50,12 @@ class Simulation:
                         for i, m in enumerate(self.config.motors)}
 
     def reset(self) -> None:
-        """Back to the config's initial state: time 0, positions, commands and sensors."""
-        self._build()
+        """Back to the config's initial state: time 0, positions, commands and sensors.
+
+        The bank is reset in place, so motor handles and whoever holds the bank (a
+        hardware plugin) keep working.
+        """
+        self.bank.reset()
 
     def set_parameter(self, motor: str, field: str, value: Any) -> None:
         """Change one config field of ``motor`` at run time ("max_velocity", "load.external").

@@ -1,0 +1,37 @@
+"""Hardware plugins: the motors behind the node, simulated (``sim``) or real.
+
+No ROS import here. See ``base.py`` for the plugin API (ros2_control's lifecycle) and
+``registry.py`` for how plugins are found.
+"""
+
+from .base import (
+    API_VERSION,
+    CallbackReturn,
+    Capabilities,
+    HardwareComponent,
+    HardwareInfo,
+    LifecycleState,
+    Mode,
+    StateFlags,
+    command_modes,
+)
+from .registry import ENTRY_POINT_GROUP, PluginError, discover, load_plugin
+from .system import CommandRefusedError, HardwareSystem
+
+__all__ = [
+    "API_VERSION",
+    "ENTRY_POINT_GROUP",
+    "CallbackReturn",
+    "Capabilities",
+    "CommandRefusedError",
+    "HardwareComponent",
+    "HardwareInfo",
+    "HardwareSystem",
+    "LifecycleState",
+    "Mode",
+    "PluginError",
+    "StateFlags",
+    "command_modes",
+    "discover",
+    "load_plugin",
+]

@@ -1,0 +1,444 @@
+"""The ``dynamixel`` plugin: ROBOTIS X-series servos over Protocol 2.0 (dynamixel-sdk).
+
+Settings (the ``hardware`` group)::
+
+    hardware:
+      plugin: dynamixel
+      port: /dev/ttyUSB0
+      baud_rate: 4000000           # one of dynamixel-sdk's rates; default 1000000
+      arm:                         # per motor, by ROS name
+        id: 1
+        torque_constant: 1.78      # N*m per A (XM430-W350: 4.1 N*m / 2.3 A)
+        # optional, X-series defaults:
+        zero_ticks: 2048           # the tick count at 0 rad
+        ticks_per_rev: 4096
+        velocity_unit_rpm: 0.229   # Goal/Present Velocity, Profile Velocity
+        acceleration_unit_rpm2: 214.577   # Profile Acceleration
+        current_unit_ma: 2.69      # Goal/Present Current, Current Limit
+        current_limit_max: 1193    # the model's highest Current Limit, in units
+        pid_scale: [128, 65536, 16]       # register = gain * scale (KPP = P/128 ...)
+        current_control: true      # false for servos without current sensing (XL430)
+
+Mapping of the Webots commands (the bank's command arrays) to the control table:
+
+=====================  =======================================================
+position control       Operating Mode 4 (extended position), Goal Position;
+                       speed limit -> Profile Velocity (0 rad/s -> 1 unit)
+velocity control       Operating Mode 1 (velocity), Goal Velocity
+force/torque control   Operating Mode 0 (current), Goal Current = F / kt
+available force        Current Limit = F / kt; 0 = Torque Enable off
+acceleration           Profile Acceleration (-1 unlimited -> 0)
+control_pid            Position P/I/D Gain registers (times pid_scale)
+=====================  =======================================================
+
+Per cycle on the bus: one group sync read (Present Current, Velocity, Position: 10
+bytes from address 126 of every servo) and one group sync write (Goal Current, Goal
+Velocity, Profile Acceleration, Profile Velocity, Goal Position: 18 bytes from 102).
+Mode, Current Limit and gains are written to a servo only when they change (mode and
+Current Limit sit in EEPROM: the torque is briefly switched off to write them).
+
+The alert bit of a status packet makes the plugin read Hardware Error Status; its
+bits become the motor's ``faults`` and the ERROR flag, and the cycle returns ERROR.
+A transaction that fails or times out flags COMMUNICATION_FAILURE and returns ERROR.
+``on_error()`` reboots servos with a hardware error (what clears it); the system then
+retries configure + activate until every servo answers.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+try:
+    import dynamixel_sdk as dxl
+except ImportError as exc:  # pragma: no cover - the registry reports it
+    raise ImportError(f"{exc}; install the vendor SDK: pip install dynamixel-sdk") from exc
+
+from ..model.config import MotorConfig, ros_name
+from .base import (
+    CallbackReturn,
+    Capabilities,
+    HardwareComponent,
+    HardwareInfo,
+    Mode,
+    StateFlags,
+    command_modes,
+)
+
+log = logging.getLogger("servo_sim")
+
+# X-series control table (Protocol 2.0)
+OPERATING_MODE, CURRENT_LIMIT, TORQUE_ENABLE, HARDWARE_ERROR_STATUS = 11, 38, 64, 70
+POSITION_D_GAIN = 80  # D, I, P gains: 3 x 2 bytes
+GOALS, GOALS_SIZE = 102, 18  # Goal Current(2) Velocity(4) Profile Acc(4) Vel(4) Goal Position(4)
+PRESENT, PRESENT_SIZE = 126, 10  # Present Current(2) Velocity(4) Position(4)
+MODE_CURRENT, MODE_VELOCITY, MODE_EXTENDED_POSITION = 0, 1, 4
+OPERATING_MODE_OF = {Mode.POSITION: MODE_EXTENDED_POSITION, Mode.VELOCITY: MODE_VELOCITY,
+                     Mode.EFFORT: MODE_CURRENT}
+
+#: Hardware Error Status bits (X-series e-Manual)
+HARDWARE_ERRORS = {0x01: "input voltage error", 0x04: "overheating",
+                   0x08: "motor encoder error", 0x10: "electrical shock",
+                   0x20: "overload"}
+#: Model numbers of X-series servos with current sensing (current mode, Current Limit)
+CURRENT_SENSING_MODELS = {1020: "XM430-W350", 1030: "XM430-W210", 1120: "XM540-W270",
+                          1130: "XM540-W150", 1010: "XH430-W350", 1000: "XH430-W210",
+                          1110: "XH540-W270", 1100: "XH540-W150"}
+BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 500000, 576000, 921600,
+              1000000, 1152000, 2000000, 2500000, 3000000, 3500000, 4000000)
+MAX_ID = 252
+MAX_GAIN = 16383  # Position P/I/D Gain registers
+
+_DEFAULTS: dict[str, Any] = {
+    "zero_ticks": 2048, "ticks_per_rev": 4096, "velocity_unit_rpm": 0.229,
+    "acceleration_unit_rpm2": 214.577, "current_unit_ma": 2.69,
+    "pid_scale": [128.0, 65536.0, 16.0], "current_control": None,
+    "current_limit_max": 1193,
+}
+
+
+def _signed(value: int, bits: int) -> int:
+    return value - (1 << bits) if value >= 1 << (bits - 1) else value
+
+
+def _le(value: int, size: int) -> list[int]:
+    return list(int(value).to_bytes(size, "little", signed=True))
+
+
+class DynamixelHardware(HardwareComponent):
+    """X-series servos on one Protocol 2.0 bus (see the module docstring)."""
+
+    SETTINGS: ClassVar[Mapping[str, str]] = {
+        "port": "Serial port of the bus, e.g. /dev/ttyUSB0.",
+        "baud_rate": "Bus baud rate (a dynamixel-sdk rate, default 1000000).",
+        "<motor>.id": "Servo id on the bus (0..252).",
+        "<motor>.torque_constant": "Torque per current, N*m/A (> 0).",
+    }
+
+    def on_init(self, info: HardwareInfo) -> CallbackReturn:
+        super().on_init(info)
+        settings = info.settings
+        port = settings.get("port")
+        if not isinstance(port, str) or not port:
+            return self.fail(f"setting 'port' = {port!r}: must be a serial port path")
+        baud = settings.get("baud_rate", 1000000)
+        if baud not in BAUD_RATES or isinstance(baud, bool):
+            return self.fail(f"setting 'baud_rate' = {baud!r}: must be one of "
+                             + ", ".join(map(str, BAUD_RATES)))
+        known = {"plugin", "port", "baud_rate"} | {ros_name(m.name) for m in info.motors} \
+            | {m.name for m in info.motors}
+        extra = sorted(set(settings) - known)
+        if extra:
+            return self.fail(f"unknown setting(s) {', '.join(map(repr, extra))} (known: port, "
+                             "baud_rate and one group per motor)")
+        self.port_name, self.baud_rate = port, baud
+        self.ids: list[int] = []
+        self.units: list[dict[str, Any]] = []
+        for m in info.motors:
+            reason = self._parse_motor(m, info.motor_settings(m))
+            if reason:
+                return self.fail(f"motor {m.name!r}: {reason}")
+        if len(set(self.ids)) != len(self.ids):
+            dup = next(i for i in self.ids if self.ids.count(i) > 1)
+            return self.fail(f"id {dup} is given to more than one motor")
+        self.port = None
+        return CallbackReturn.SUCCESS
+
+    def _parse_motor(self, m: MotorConfig, group: Mapping[str, Any]) -> str:
+        """Validate one motor's settings into ``self.ids``/``self.units``; '' or why not."""
+        if m.type != "rotational":
+            return "the dynamixel plugin drives rotational motors only"
+        unknown = sorted(set(group) - {"id", "torque_constant", *_DEFAULTS})
+        if unknown:
+            return f"unknown hardware setting {unknown[0]!r} (known: id, torque_constant, " \
+                + ", ".join(_DEFAULTS) + ")"
+        s = {**_DEFAULTS, **group}
+        dxl_id = s.get("id")
+        if not isinstance(dxl_id, int) or isinstance(dxl_id, bool) or not 0 <= dxl_id <= MAX_ID:
+            return f"hardware setting 'id' = {dxl_id!r}: must be an integer 0..{MAX_ID}"
+        for key in ("torque_constant", "ticks_per_rev", "velocity_unit_rpm",
+                    "acceleration_unit_rpm2", "current_unit_ma"):
+            value = s.get(key)
+            if not isinstance(value, numbers.Real) or isinstance(value, bool) \
+                    or not math.isfinite(value) or value <= 0:
+                return f"hardware setting {key!r} = {value!r}: must be a number > 0"
+        for key in ("zero_ticks", "current_limit_max"):
+            if not isinstance(s[key], int) or isinstance(s[key], bool) or s[key] < 0:
+                return f"hardware setting {key!r} = {s[key]!r}: must be an integer >= 0"
+        scale = s["pid_scale"]
+        if not (isinstance(scale, (list, tuple)) and len(scale) == 3
+                and all(isinstance(v, numbers.Real) and v > 0 for v in scale)):
+            return f"hardware setting 'pid_scale' = {scale!r}: must be 3 numbers > 0"
+        if s["current_control"] not in (None, True, False):
+            return f"hardware setting 'current_control' = {s['current_control']!r}: true/false"
+        rpm = 2.0 * math.pi / 60.0
+        self.ids.append(dxl_id)
+        self.units.append({
+            "rad_per_tick": 2.0 * math.pi / s["ticks_per_rev"], "zero": s["zero_ticks"],
+            "velocity": s["velocity_unit_rpm"] * rpm,  # rad/s per unit
+            "acceleration": s["acceleration_unit_rpm2"] * rpm / 60.0,  # rad/s^2 per unit
+            "current": s["current_unit_ma"] / 1000.0,  # A per unit
+            "kt": float(s["torque_constant"]), "pid_scale": [float(v) for v in scale],
+            "current_control": s["current_control"], "current_limit_max": s["current_limit_max"]})
+        return ""
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def on_configure(self) -> CallbackReturn:
+        """Open the port, ping every servo, check its error status, read its state."""
+        self._close()
+        self.port = dxl.PortHandler(self.port_name)
+        self.packet = dxl.PacketHandler(2.0)
+        try:
+            opened = self.port.openPort() and self.port.setBaudRate(self.baud_rate)
+        except Exception as exc:  # noqa: BLE001 - pyserial's SerialException, OSError
+            opened = False
+            self.reason = f"cannot open {self.port_name}: {exc}"
+        if not opened:
+            self.port = None
+            return self.fail(self.reason or f"cannot open {self.port_name} at {self.baud_rate}")
+        self.models: list[int] = []
+        for i, dxl_id in enumerate(self.ids):
+            model, result, _ = self.packet.ping(self.port, dxl_id)
+            if result != dxl.COMM_SUCCESS:
+                self._flag(i, StateFlags.COMMUNICATION_FAILURE)
+                return self.fail(self._why(i, "ping", result))
+            self.models.append(model)
+            if self.units[i]["current_control"] is None:
+                self.units[i]["current_control"] = model in CURRENT_SENSING_MODELS
+            errors, result, _ = self.packet.read1ByteTxRx(self.port, dxl_id,
+                                                          HARDWARE_ERROR_STATUS)
+            if result != dxl.COMM_SUCCESS:
+                return self.fail(self._why(i, "read Hardware Error Status", result))
+            if errors:
+                self._hardware_error(i, errors)
+                return self.fail(self.faults[i], CallbackReturn.ERROR)  # on_error reboots
+        self.reader = dxl.GroupSyncRead(self.port, self.packet, PRESENT, PRESENT_SIZE)
+        self.writer = dxl.GroupSyncWrite(self.port, self.packet, GOALS, GOALS_SIZE)
+        for dxl_id in self.ids:
+            self.reader.addParam(dxl_id)
+        self.flags[:] = StateFlags.READY
+        self.faults = [""] * len(self.ids)
+        self.reason = ""
+        self._written: dict[int, tuple] = {}  # per motor: (mode, current limit), gains
+        self._gains: dict[int, tuple] = {}
+        return self._read_present()
+
+    def on_activate(self) -> CallbackReturn:
+        """Hold where the servos are, write the settings, torque on."""
+        bank = self.bank
+        hold = np.isfinite(bank.target_position)
+        bank.target_position[hold] = bank.position[hold]
+        bank.requested_position[hold] = bank.position[hold] / bank.multiplier[hold]
+        bank.refresh()
+        ret = self._write_settings()
+        if ret is CallbackReturn.SUCCESS:
+            ret = self._write_goals()
+        if ret is CallbackReturn.SUCCESS:
+            self.flags[:] = StateFlags.READY | StateFlags.ENABLED
+        return ret
+
+    def on_deactivate(self) -> CallbackReturn:
+        self._torque_all(0)
+        self.flags[:] = StateFlags.READY
+        return CallbackReturn.SUCCESS
+
+    def on_cleanup(self) -> CallbackReturn:
+        self._close()
+        return CallbackReturn.SUCCESS
+
+    def on_shutdown(self) -> CallbackReturn:
+        if self.port is not None:
+            self._torque_all(0)
+        self._close()
+        return CallbackReturn.SUCCESS
+
+    def on_error(self) -> CallbackReturn:
+        """Reboot the servos that report a hardware error; the system reconfigures."""
+        if self.port is not None:
+            for i, dxl_id in enumerate(self.ids):
+                if self.flags[i] & StateFlags.ERROR:
+                    self.packet.reboot(self.port, dxl_id)
+        return CallbackReturn.SUCCESS
+
+    # ------------------------------------------------------------------ cycle
+
+    def read(self, time: float, period: float) -> CallbackReturn:
+        return self._read_present()
+
+    def write(self, time: float, period: float) -> CallbackReturn:
+        ret = self._write_settings()
+        return self._write_goals() if ret is CallbackReturn.SUCCESS else ret
+
+    def capabilities(self, index: int) -> Capabilities:
+        caps = (Capabilities.POSITION_COMMAND | Capabilities.VELOCITY_COMMAND
+                | Capabilities.PID_GAINS | Capabilities.VELOCITY_LIMIT
+                | Capabilities.ACCELERATION_LIMIT)
+        if self.units[index]["current_control"]:
+            caps |= Capabilities.EFFORT_COMMAND | Capabilities.AVAILABLE_FORCE
+        return caps
+
+    # ------------------------------------------------------------------ the bus
+
+    def _read_present(self) -> CallbackReturn:
+        """One sync read of Present Current/Velocity/Position for every servo."""
+        result = self.reader.txPacket()
+        if result != dxl.COMM_SUCCESS:
+            self.flags |= StateFlags.COMMUNICATION_FAILURE
+            return self.fail(f"sync read: {self.packet.getTxRxResult(result)}",
+                             CallbackReturn.ERROR)
+        bank = self.bank
+        alerts = []
+        for i, dxl_id in enumerate(self.ids):
+            data, result, error = self.packet.readRx(self.port, dxl_id, PRESENT_SIZE)
+            if result != dxl.COMM_SUCCESS:
+                self._flag(i, StateFlags.COMMUNICATION_FAILURE)
+                return self.fail(self._why(i, "sync read", result), CallbackReturn.ERROR)
+            raw = bytes(data)
+            u = self.units[i]
+            current = int.from_bytes(raw[0:2], "little", signed=True)
+            velocity = int.from_bytes(raw[2:6], "little", signed=True)
+            ticks = int.from_bytes(raw[6:10], "little", signed=True)
+            bank.position[i] = (ticks - u["zero"]) * u["rad_per_tick"]
+            bank.velocity[i] = velocity * u["velocity"]
+            bank.motor_force[i] = current * u["current"] * u["kt"]
+            if error & 0x80:
+                alerts.append(i)
+        for i in alerts:
+            errors, result, _ = self.packet.read1ByteTxRx(self.port, self.ids[i],
+                                                          HARDWARE_ERROR_STATUS)
+            if result != dxl.COMM_SUCCESS:
+                self._flag(i, StateFlags.COMMUNICATION_FAILURE)
+                return self.fail(self._why(i, "read Hardware Error Status", result),
+                                 CallbackReturn.ERROR)
+            self._hardware_error(i, errors)
+        if alerts:
+            return self.fail("; ".join(self.faults[i] for i in alerts), CallbackReturn.ERROR)
+        return CallbackReturn.SUCCESS
+
+    def _goal_bytes(self, i: int, mode: int) -> list[int]:
+        """The 18 bytes from Goal Current to Goal Position for motor ``i``."""
+        bank, u = self.bank, self.units[i]
+        ticks_now = u["zero"] + round(bank.position[i] / u["rad_per_tick"])
+        current = velocity = profile_velocity = 0
+        position = ticks_now
+        if mode == Mode.EFFORT:
+            current = round(bank.applied_force[i] / u["kt"] / u["current"])
+        elif mode == Mode.VELOCITY:
+            velocity = round(bank.target_velocity[i] / u["velocity"])
+        elif mode == Mode.POSITION:
+            position = u["zero"] + round(bank.target_position[i] / u["rad_per_tick"])
+            profile_velocity = max(1, round(abs(bank.target_velocity[i]) / u["velocity"]))
+        a = bank.acceleration[i]
+        profile_acceleration = 0 if a < 0 else max(1, round(a / u["acceleration"]))
+        return (_le(current, 2) + _le(velocity, 4) + _le(profile_acceleration, 4)
+                + _le(profile_velocity, 4) + _le(position, 4))
+
+    def _write_goals(self) -> CallbackReturn:
+        """One sync write of the goals of every servo."""
+        self.writer.clearParam()
+        modes = command_modes(self.bank)
+        for i, dxl_id in enumerate(self.ids):
+            self.writer.addParam(dxl_id, self._goal_bytes(i, int(modes[i])))
+        result = self.writer.txPacket()
+        if result != dxl.COMM_SUCCESS:
+            self.flags |= StateFlags.COMMUNICATION_FAILURE
+            return self.fail(f"sync write: {self.packet.getTxRxResult(result)}",
+                             CallbackReturn.ERROR)
+        return CallbackReturn.SUCCESS
+
+    def _write_settings(self) -> CallbackReturn:
+        """Operating mode, Current Limit, torque and gains of the servos where they changed."""
+        bank = self.bank
+        modes = command_modes(bank)
+        for i, u in enumerate(self.units):
+            mode = int(modes[i])
+            limit = min(round(bank.available_force[i] / u["kt"] / u["current"]),
+                        u["current_limit_max"]) if u["current_control"] else None
+            operating = OPERATING_MODE_OF.get(Mode(mode))
+            wanted = (operating, limit, mode != Mode.OFF)
+            previous = self._written.get(i)
+            if wanted != previous:
+                steps = [(TORQUE_ENABLE, 1, 0)]
+                if operating is not None and (previous is None or previous[0] != operating):
+                    steps.append((OPERATING_MODE, 1, operating))
+                if limit is not None and (previous is None or previous[1] != limit):
+                    steps.append((CURRENT_LIMIT, 2, limit))
+                if mode != Mode.OFF:
+                    steps.append((TORQUE_ENABLE, 1, 1))
+                for address, size, value in steps:
+                    ret = self._write(i, address, _le(value, size), "write")
+                    if ret is not CallbackReturn.SUCCESS:
+                        return ret
+                if operating is None:  # off: keep the last mode
+                    wanted = (previous[0] if previous else None, limit, False)
+                self._written[i] = wanted
+            gains, warnings = self._gain_registers(i)
+            if self._gains.get(i) != gains:
+                for warning in warnings:
+                    log.warning(warning)
+                data = [b for g in gains for b in _le(g, 2)]
+                ret = self._write(i, POSITION_D_GAIN, data, "write gains")
+                if ret is not CallbackReturn.SUCCESS:
+                    return ret
+                self._gains[i] = gains
+        return CallbackReturn.SUCCESS
+
+    def _gain_registers(self, i: int) -> tuple[tuple[int, int, int], list[str]]:
+        """Position D, I, P Gain registers of motor ``i`` (clipped to 0..16383) and a
+        warning per clipped gain."""
+        bank, scale = self.bank, self.units[i]["pid_scale"]
+        registers, warnings = [], []
+        for name, gain, k in (("D", bank.control_d[i], scale[2]),
+                              ("I", bank.control_i[i], scale[1]),
+                              ("P", bank.control_p[i], scale[0])):
+            value = round(gain * k)
+            if value > MAX_GAIN:
+                warnings.append(f"motor {bank.names[i]!r}: {name} gain {gain:g} is {value} "
+                                f"register units, beyond {MAX_GAIN}; clipped")
+                value = MAX_GAIN
+            registers.append(value)
+        return (registers[0], registers[1], registers[2]), warnings
+
+    def _write(self, i: int, address: int, data: list[int], what: str) -> CallbackReturn:
+        result, error = self.packet.writeTxRx(self.port, self.ids[i], address, len(data), data)
+        if result != dxl.COMM_SUCCESS:
+            self._flag(i, StateFlags.COMMUNICATION_FAILURE)
+            return self.fail(self._why(i, what, result), CallbackReturn.ERROR)
+        if error & 0x7F:
+            return self.fail(f"motor {self.bank.names[i]!r} (id {self.ids[i]}): {what} at "
+                             f"{address}: {self.packet.getRxPacketError(error)}",
+                             CallbackReturn.ERROR)
+        return CallbackReturn.SUCCESS
+
+    def _torque_all(self, value: int) -> None:
+        for dxl_id in self.ids:
+            self.packet.write1ByteTxRx(self.port, dxl_id, TORQUE_ENABLE, value)
+
+    def _close(self) -> None:
+        if getattr(self, "port", None) is not None:
+            try:
+                self.port.closePort()
+            except Exception:  # noqa: BLE001 - closing a dead port
+                pass
+            self.port = None
+
+    # ------------------------------------------------------------------ errors
+
+    def _flag(self, i: int, flag: StateFlags) -> None:
+        self.flags[i] = (int(self.flags[i]) | flag) & ~int(StateFlags.ENABLED)
+
+    def _why(self, i: int, what: str, result: int) -> str:
+        return (f"motor {self.bank.names[i]!r} (id {self.ids[i]}): {what}: "
+                f"{self.packet.getTxRxResult(result)}")
+
+    def _hardware_error(self, i: int, bits: int) -> None:
+        names = [text for bit, text in HARDWARE_ERRORS.items() if bits & bit] or [f"0x{bits:02x}"]
+        self.faults[i] = (f"motor {self.bank.names[i]!r} (id {self.ids[i]}): hardware error: "
+                          + ", ".join(names))
+        self._flag(i, StateFlags.ERROR)

@@ -1,0 +1,237 @@
+"""The hardware system: one plugin behind the Webots motor API (ros2_control's resource
+manager, for one component).
+
+:class:`HardwareSystem` owns the motor bank (commands, state, sensors, clock) and a
+plugin. Commands go through the model's ``Motor`` handles (Webots semantics) after a
+check that the plugin is active and the device supports them; :meth:`cycle` is one
+control cycle: ``read()`` -> clock and sensors -> ``write()``.
+
+Failures: a ``read()`` or ``write()`` that does not return SUCCESS puts the plugin
+through ``on_error()`` (-> unconfigured); from then on, once every
+:data:`RECOVERY_PERIOD_MS`, the system tries ``on_configure()`` + ``on_activate()``
+until the device answers again. Meanwhile nothing is written and commands are refused
+with the reason; the clock runs and the last state stays. Nothing a plugin does,
+raising included, escapes :meth:`cycle`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ..model import Motor, Simulation
+from ..model.config import SimulationConfig
+from .base import (
+    CallbackReturn,
+    Capabilities,
+    HardwareComponent,
+    HardwareInfo,
+    LifecycleState,
+    StateFlags,
+    capability_names,
+)
+from .registry import PluginError, load_plugin
+
+log = logging.getLogger("servo_sim")
+
+#: How often (simulated/cycle time) a failed plugin is tried again.
+RECOVERY_PERIOD_MS = 1000
+
+#: The capabilities a device needs for each Motor command (any one of them is enough).
+COMMAND_CAPABILITIES: dict[str, Capabilities] = {
+    "set_position": Capabilities.POSITION_COMMAND,  # +-inf: VELOCITY_COMMAND
+    "set_velocity": Capabilities.VELOCITY_COMMAND | Capabilities.VELOCITY_LIMIT,
+    "set_acceleration": Capabilities.ACCELERATION_LIMIT,
+    "set_available_force": Capabilities.AVAILABLE_FORCE,
+    "set_available_torque": Capabilities.AVAILABLE_FORCE,
+    "set_control_pid": Capabilities.PID_GAINS,
+    "set_force": Capabilities.EFFORT_COMMAND,
+    "set_torque": Capabilities.EFFORT_COMMAND,
+}
+
+
+class CommandRefusedError(ValueError):
+    """A command the hardware cannot take now or at all; the message says why."""
+
+
+class HardwareSystem:
+    """Motors of one config, driven through the hardware plugin the config names."""
+
+    def __init__(self, config: SimulationConfig,
+                 plugin: type[HardwareComponent] | None = None) -> None:
+        self.sim = Simulation(config)
+        settings = dict(config.hardware)
+        self.plugin_name = settings.pop("plugin")
+        cls = plugin if plugin is not None else load_plugin(self.plugin_name)
+        self.component = cls()
+        self.state = LifecycleState.UNCONFIGURED
+        self.info = HardwareInfo(self.plugin_name, config, self.sim.bank, settings)
+        self._retry_at_ms = 0
+        ret = self._call("on_init", self.info)
+        if ret is not CallbackReturn.SUCCESS:
+            self.state = LifecycleState.FINALIZED
+            raise PluginError(f"{config.source}: hardware {self.plugin_name!r}: "
+                              f"{self.component.reason or 'on_init failed'}")
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def simulated(self) -> bool:
+        """True when the plugin simulates (the clock may pause, step and reset)."""
+        return bool(self.component.SIMULATED)
+
+    @property
+    def active(self) -> bool:
+        return self.state is LifecycleState.ACTIVE
+
+    def start(self) -> bool:
+        """configure + activate; False (logged, retried by :meth:`cycle`) if the device
+        does not answer."""
+        return self.configure() and self.activate()
+
+    def configure(self) -> bool:
+        return self._transition("on_configure", LifecycleState.UNCONFIGURED,
+                                LifecycleState.INACTIVE)
+
+    def activate(self) -> bool:
+        return self._transition("on_activate", LifecycleState.INACTIVE, LifecycleState.ACTIVE)
+
+    def deactivate(self) -> bool:
+        return self._transition("on_deactivate", LifecycleState.ACTIVE,
+                                LifecycleState.INACTIVE)
+
+    def cleanup(self) -> bool:
+        return self._transition("on_cleanup", LifecycleState.INACTIVE,
+                                LifecycleState.UNCONFIGURED)
+
+    def shutdown(self) -> None:
+        """Deactivate and clean up if needed, then ``on_shutdown()``: finalized."""
+        if self.state is LifecycleState.ACTIVE:
+            self.deactivate()
+        if self.state is LifecycleState.INACTIVE:
+            self.cleanup()
+        if self.state is not LifecycleState.FINALIZED:
+            self._call("on_shutdown")
+            self.state = LifecycleState.FINALIZED
+
+    def _transition(self, callback: str, source: LifecycleState,
+                    target: LifecycleState) -> bool:
+        if self.state is not source:
+            raise RuntimeError(f"hardware {self.plugin_name!r}: {callback} needs state "
+                               f"{source.value}, not {self.state.value}")
+        ret = self._call(callback)
+        if ret is CallbackReturn.SUCCESS:
+            self.state = target
+            return True
+        if ret is CallbackReturn.FAILURE:
+            log.warning("hardware %r: %s failed: %s", self.plugin_name, callback,
+                        self.component.reason or "no reason given")
+        else:
+            self._handle_error(callback)
+        return False
+
+    def _handle_error(self, where: str) -> None:
+        """ros2_control's error path: on_error(); SUCCESS -> unconfigured, else finalized."""
+        log.error("hardware %r: %s: %s; commands halted", self.plugin_name, where,
+                  self.component.reason or "error")
+        ret = self._call("on_error")
+        self.state = (LifecycleState.UNCONFIGURED if ret is CallbackReturn.SUCCESS
+                      else LifecycleState.FINALIZED)
+        if self.state is LifecycleState.FINALIZED:
+            log.error("hardware %r: on_error failed (%s): giving up", self.plugin_name,
+                      self.component.reason)
+        self._retry_at_ms = self.sim.time_ms + RECOVERY_PERIOD_MS
+
+    def _call(self, callback: str, *args: Any) -> CallbackReturn:
+        """A plugin callback; an exception counts as ERROR with its message as reason."""
+        try:
+            ret = getattr(self.component, callback)(*args)
+        except Exception as exc:  # noqa: BLE001 - nothing a plugin does may escape
+            self.component.reason = f"{callback} raised {type(exc).__name__}: {exc}"
+            return CallbackReturn.ERROR
+        if not isinstance(ret, CallbackReturn):
+            self.component.reason = f"{callback} returned {ret!r}, not a CallbackReturn"
+            return CallbackReturn.ERROR
+        return ret
+
+    # ------------------------------------------------------------------ the cycle
+
+    def cycle(self, period: float | None = None) -> bool:
+        """One control cycle; ``period`` is the real time since the last (default: the
+        basic time step). True if the device was read."""
+        bank = self.sim.bank
+        dt = bank.dt if period is None else period
+        read = False
+        if self.state is LifecycleState.ACTIVE:
+            if self._call("read", bank.time_ms / 1000.0, dt) is CallbackReturn.SUCCESS:
+                read = True
+            else:
+                self._handle_error("read")
+        elif self.state is LifecycleState.UNCONFIGURED and bank.time_ms >= self._retry_at_ms:
+            self._recover()
+        bank.time_ms += bank.step_ms
+        if read:
+            bank.sample_sensors()
+            if self._call("write", bank.time_ms / 1000.0, dt) is not CallbackReturn.SUCCESS:
+                self._handle_error("write")
+        return read
+
+    def step(self, n: int = 1) -> None:
+        """``n`` cycles (simulated time for the sim plugin)."""
+        for _ in range(n):
+            self.cycle()
+
+    def _recover(self) -> None:
+        self._retry_at_ms = self.sim.time_ms + RECOVERY_PERIOD_MS
+        reason = self.component.reason
+        if self.configure():
+            if self.activate():
+                log.info("hardware %r: recovered (was: %s)", self.plugin_name, reason)
+            else:
+                self.cleanup()
+
+    # ------------------------------------------------------------------ commands
+
+    def command(self, motor: str, call: Callable[..., Any], *args: Any) -> Any:
+        """``call(Motor, *args)`` (e.g. ``Motor.set_position``) if the hardware can take it.
+
+        Raises :class:`CommandRefusedError` (a ValueError) naming the motor, the command and
+        why when the plugin is not active or a device lacks the capability; ValueError
+        from the command itself as the model raises it.
+        """
+        handle = self.sim.motor(motor)
+        self.check(handle, call.__name__, args)
+        return call(handle, *args)
+
+    def check(self, handle: Motor, command: str, args: tuple[Any, ...] = ()) -> None:
+        """Raise :class:`CommandRefusedError` unless ``command`` can go to ``handle`` now."""
+        needed = COMMAND_CAPABILITIES.get(command)
+        if needed is None:  # getters, sensors: served from the bank
+            return
+        if command == "set_position" and args and isinstance(args[0], float) \
+                and math.isinf(args[0]):
+            needed = Capabilities.VELOCITY_COMMAND
+        if self.state is not LifecycleState.ACTIVE:
+            why = self.component.reason
+            raise CommandRefusedError(
+                f"motor {handle.name!r}: {command} refused: hardware {self.plugin_name!r} "
+                f"is {self.state.value}" + (f" ({why})" if why else ""))
+        names = self.sim.bank.names
+        for name in handle.coupled:
+            index = names.index(name)
+            if not self.component.capabilities(index) & needed:
+                raise CommandRefusedError(
+                    f"motor {name!r}: {command} not supported by hardware "
+                    f"{self.plugin_name!r} (needs {capability_names(needed)})")
+
+    def flags(self, motor: str) -> StateFlags:
+        """The device's state flags for ``motor``."""
+        return StateFlags(int(self.component.flags[self.sim.motor_names.index(motor)]))
+
+    def reset(self) -> None:
+        """Back to the initial state (simulated hardware only)."""
+        if not self.simulated:
+            raise CommandRefusedError(f"hardware {self.plugin_name!r} is real: it cannot be reset")
+        self.sim.reset()

@@ -1,0 +1,334 @@
+"""The dynamixel plugin against an emulated Protocol 2.0 bus on a pseudo-terminal.
+
+The emulator (``servo_sim.hardware.dxl_emulator``) runs in a child process and speaks
+the wire protocol; the plugin drives the other end through the real dynamixel-sdk.
+Expected register values are computed by hand from the X-series units.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import dynamixel_sdk as dxl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from servo_sim.hardware import (
+    Capabilities,
+    CommandRefusedError,
+    HardwareSystem,
+    LifecycleState,
+    PluginError,
+    StateFlags,
+)
+from servo_sim.hardware import dxl_emulator as emu
+from servo_sim.hardware import system as system_module
+from servo_sim.model import Motor, parse_config
+
+KT = 1.78  # N*m/A
+STEPS_PER_RETRY = system_module.RECOVERY_PERIOD_MS // 8
+
+
+@pytest.fixture
+def bus():
+    with emu.EmulatorProcess([1, 2, 3]) as process:
+        yield process
+
+
+def config(port, motors=("a", "b", "c"), **extra):
+    hardware = {"plugin": "dynamixel", "port": port, "baud_rate": 4000000,
+                **{m: {"id": i + 1, "torque_constant": KT} for i, m in enumerate(motors)},
+                **extra}
+    return parse_config({"basic_time_step_ms": 8, "hardware": hardware,
+                         "motors": [{"name": m, "max_torque": 3.0, "max_velocity": 5.0}
+                                    for m in motors]})
+
+
+@pytest.fixture
+def hw(bus):
+    system = HardwareSystem(config(bus.port))
+    assert system.start(), system.component.reason
+    yield system
+    system.shutdown()
+
+
+# --------------------------------------------------------------------------- the protocol
+
+
+def test_crc_of_the_manuals_read_example():
+    # e-Manual, Protocol 2.0, Read: id 1 reads 4 bytes at 132 -> ... 1D 15
+    frame = bytes.fromhex("FFFFFD0001070002840004 00".replace(" ", ""))
+    assert emu.crc16(frame) == 0x151D
+    assert emu.packet(1, emu.READ, bytes.fromhex("84000400")) == frame + b"\x1d\x15"
+
+
+@given(st.binary(max_size=64))
+def test_crc_matches_the_sdk(data):
+    assert emu.crc16(data) == dxl.Protocol2PacketHandler().updateCRC(0, list(data), len(data))
+
+
+@given(st.lists(st.sampled_from([0x00, 0xFD, 0xFF]), max_size=40))
+def test_byte_stuffing_round_trip_and_matches_the_sdk(params):
+    body = bytes([emu.WRITE, *params])
+    assert emu.unstuff(emu.stuff(body)) == body
+    sdk = dxl.Protocol2PacketHandler()
+    tx = [0xFF, 0xFF, 0xFD, 0x00, 1, *(len(body) + 2).to_bytes(2, "little"), *body, 0, 0]
+    stuffed = sdk.addStuffing(tx)
+    assert bytes(stuffed[7:-2]) == emu.stuff(body)
+
+
+def test_emulator_over_the_pty_with_the_sdk(bus):
+    port, ph = dxl.PortHandler(bus.port), dxl.PacketHandler(2.0)
+    assert port.openPort() and port.setBaudRate(4000000)
+    try:
+        model, result, error = ph.ping(port, 2)
+        assert (model, result, error) == (1020, dxl.COMM_SUCCESS, 0)
+        assert ph.write1ByteTxRx(port, 2, emu.TORQUE_ENABLE, 1) == (dxl.COMM_SUCCESS, 0)
+        # EEPROM is locked while the torque is on: access error, value unchanged
+        assert ph.write1ByteTxRx(port, 2, emu.OPERATING_MODE, 1) == (dxl.COMM_SUCCESS,
+                                                                     emu.ERR_ACCESS)
+        assert ph.read1ByteTxRx(port, 2, emu.OPERATING_MODE) == (3, dxl.COMM_SUCCESS, 0)
+        # a goal position containing FF FF FD is stuffed on the wire and lands intact
+        assert ph.write4ByteTxRx(port, 2, emu.GOAL_POSITION, 0xFDFFFF) == (dxl.COMM_SUCCESS, 0)
+        assert bus.get(2, emu.GOAL_POSITION, 4) == 0xFDFFFF
+        # sync read: several ids, one instruction packet
+        before = bus.counts().get("0x82", 0)
+        reader = dxl.GroupSyncRead(port, ph, emu.MODEL_NUMBER, 2)
+        for i in (1, 2, 3):
+            reader.addParam(i)
+        assert reader.txRxPacket() == dxl.COMM_SUCCESS
+        assert [reader.getData(i, emu.MODEL_NUMBER, 2) for i in (1, 2, 3)] == [1020] * 3
+        assert bus.counts()["0x82"] == before + 1
+        # a hardware error raises the alert bit of every status packet
+        bus.hardware_error(3, 0x20)
+        assert ph.read1ByteTxRx(port, 3, emu.HARDWARE_ERROR_STATUS) == (0x20, dxl.COMM_SUCCESS,
+                                                                         emu.ALERT)
+        assert ph.reboot(port, 3) == (dxl.COMM_SUCCESS, emu.ALERT)  # answered, then reboots
+        assert bus.get(3, emu.HARDWARE_ERROR_STATUS, 1) == 0
+        # silence, and a corrupted CRC
+        bus.silence([1])
+        assert ph.ping(port, 1)[1] == dxl.COMM_RX_TIMEOUT
+        bus.silence([])
+        bus.corrupt(1)
+        assert ph.ping(port, 1)[1] == dxl.COMM_RX_CORRUPT
+        assert ph.ping(port, 1)[1] == dxl.COMM_SUCCESS
+    finally:
+        port.closePort()
+
+
+# --------------------------------------------------------------------------- settings
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"port": None}, "setting 'port' = None: must be a serial port path"),
+    ({"baud_rate": 1234}, "setting 'baud_rate' = 1234: must be one of 9600, "),
+    ({"a": {"id": 300, "torque_constant": KT}},
+     "motor 'a': hardware setting 'id' = 300: must be an integer 0..252"),
+    ({"a": {"id": 2, "torque_constant": KT}}, "id 2 is given to more than one motor"),
+    ({"a": {"id": 1}}, "motor 'a': hardware setting 'torque_constant' = None: must be a "
+                       "number > 0"),
+    ({"a": {"id": 1, "torque_constant": KT, "zero_tick": 0}},
+     "motor 'a': unknown hardware setting 'zero_tick'"),
+    ({"serial": "/dev/ttyUSB1"}, "unknown setting(s) 'serial'"),
+])
+def test_bad_settings_fail_at_start_up_with_one_message(change, message):
+    raw = config("/dev/null", motors=("a", "b"))
+    hardware = {**raw.hardware, **change}
+    hardware = {k: v for k, v in hardware.items() if v is not None}
+    with pytest.raises(PluginError, match=r"^<dict>: hardware 'dynamixel': "
+                       + message.replace("(", r"\(").replace(")", r"\)")):
+        HardwareSystem(parse_config({"hardware": hardware,
+                                     "motors": [{"name": "a"}, {"name": "b"}]}))
+
+
+def test_linear_motors_are_refused():
+    with pytest.raises(PluginError, match="motor 'g': the dynamixel plugin drives "
+                       "rotational motors only"):
+        HardwareSystem(parse_config({
+            "hardware": {"plugin": "dynamixel", "port": "/dev/null", "g": {"id": 1}},
+            "motors": [{"name": "g", "type": "linear"}]}))
+
+
+def test_a_missing_port_does_not_start_and_does_not_raise(caplog):
+    hw = HardwareSystem(config("/dev/servo_sim_no_such_port"))
+    with caplog.at_level(logging.WARNING, "servo_sim"):
+        assert not hw.start()
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert "cannot open /dev/servo_sim_no_such_port" in caplog.text
+    hw.step(3)  # retried, still absent, still running
+    assert hw.state is LifecycleState.UNCONFIGURED
+
+
+# --------------------------------------------------------------------------- lifecycle
+
+
+def test_configure_and_activate_write_the_settings(bus, hw):
+    assert hw.state is LifecycleState.ACTIVE
+    for i in (1, 2, 3):
+        assert bus.get(i, emu.TORQUE_ENABLE, 1) == 1
+        assert bus.get(i, emu.OPERATING_MODE, 1) == emu.MODE_EXTENDED_POSITION
+        # max_torque 3 N*m / 1.78 N*m/A / 2.69 mA = 626.5 units
+        assert bus.get(i, emu.CURRENT_LIMIT, 2) == 627
+        assert bus.get(i, emu.POSITION_P_GAIN, 2) == 10 * 128  # default P 10 = KPP 10
+        assert hw.flags(f"{'abc'[i - 1]}") == StateFlags.READY | StateFlags.ENABLED
+    assert hw.component.capabilities(0) == Capabilities.all_webots()
+    hw.deactivate()
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [0, 0, 0]
+
+
+def test_activation_holds_the_present_position(bus):
+    bus.freeze()
+    bus.set(2, emu.PRESENT_POSITION, 4, 2048 + 512)  # 45 degrees off the config's 0
+    system = HardwareSystem(config(bus.port))
+    assert system.start()
+    b = system.sim.motor("b")
+    assert b.get_target_position() == pytest.approx(math.pi / 4)
+    assert bus.get(2, emu.GOAL_POSITION, 4) == 2048 + 512
+    system.shutdown()
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def test_commands_become_registers(bus, hw):
+    bus.freeze()  # the goals below stay put: nothing moves
+    hw.command("a", Motor.set_position, math.pi / 2)
+    hw.command("a", Motor.set_velocity, 1.0)
+    hw.command("a", Motor.set_acceleration, 10.0)
+    hw.command("b", Motor.set_position, math.inf)
+    hw.command("b", Motor.set_velocity, -2.0)
+    hw.command("c", Motor.set_torque, 0.5)
+    hw.command("c", Motor.set_control_pid, 20.0, 0.2, 0.1)
+    hw.cycle()
+    rpm = 0.229 * 2 * math.pi / 60  # rad/s per velocity unit
+    assert bus.get(1, emu.GOAL_POSITION, 4) == 2048 + 1024  # pi/2 = a quarter of 4096
+    assert bus.get(1, emu.PROFILE_VELOCITY, 4) == round(1.0 / rpm) == 42
+    rpm2 = 214.577 * 2 * math.pi / 3600  # rad/s^2 per acceleration unit
+    assert bus.get(1, emu.PROFILE_ACCELERATION, 4) == round(10.0 / rpm2) == 27
+    assert bus.get(2, emu.OPERATING_MODE, 1) == emu.MODE_VELOCITY
+    assert bus.get(2, emu.GOAL_VELOCITY, 4) == round(-2.0 / rpm) == -83
+    assert bus.get(3, emu.OPERATING_MODE, 1) == emu.MODE_CURRENT
+    assert bus.get(3, emu.GOAL_CURRENT, 2) == round(0.5 / KT / 0.00269) == 104
+    assert bus.get(3, emu.POSITION_P_GAIN, 2) == 2560
+    assert bus.get(3, emu.POSITION_I_GAIN, 2) == 13107  # 0.2 * 65536 = 13107.2
+    assert bus.get(3, emu.POSITION_D_GAIN, 2) == 2  # 0.1 * 16 = 1.6
+    assert all(bus.get(i, emu.TORQUE_ENABLE, 1) == 1 for i in (1, 2, 3))
+    hw.command("c", Motor.set_available_torque, 1.0)
+    hw.command("a", Motor.set_available_torque, 0.0)  # Webots: the motor is off
+    hw.cycle()
+    assert bus.get(3, emu.CURRENT_LIMIT, 2) == round(1.0 / KT / 0.00269) == 209
+    assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0
+    assert bus.get(3, emu.TORQUE_ENABLE, 1) == 1
+
+
+def test_gains_beyond_the_registers_are_clipped_with_a_warning(bus, hw, caplog):
+    with caplog.at_level(logging.WARNING, "servo_sim"):
+        hw.command("b", Motor.set_control_pid, 200.0, 0.0, 0.0)
+        hw.cycle()
+    assert bus.get(2, emu.POSITION_P_GAIN, 2) == 16383
+    assert "motor 'b': P gain 200 is 25600 register units, beyond 16383; clipped" in caplog.text
+
+
+def test_state_conversions(bus, hw):
+    bus.freeze()
+    bus.set(1, emu.PRESENT_POSITION, 4, 4096)
+    bus.set(1, emu.PRESENT_VELOCITY, 4, -100)
+    bus.set(1, emu.PRESENT_CURRENT, 2, 200)
+    hw.cycle()
+    a = hw.sim.motor("a")
+    assert a.position == pytest.approx(math.pi)  # 2048 ticks past zero
+    assert a.velocity == pytest.approx(-100 * 0.229 * 2 * math.pi / 60)  # -2.398 rad/s
+    assert a.motor_force == pytest.approx(200 * 0.00269 * KT)  # 0.9576 N*m
+
+
+def test_one_sync_read_and_one_sync_write_per_cycle(bus, hw):
+    before = bus.counts()
+    hw.step(20)
+    after = bus.counts()
+    assert after["0x82"] - before["0x82"] == 20
+    assert after["0x83"] - before["0x83"] == 20
+    assert after.get("0x02", 0) == before.get("0x02", 0)  # no single reads
+    assert after.get("0x03", 0) == before.get("0x03", 0)  # nothing changed: no writes
+
+
+def test_the_servo_follows_a_position_command(bus, hw):
+    hw.command("a", Motor.set_position, 1.0)
+    for _ in range(10_000):  # wall time inside the emulator; bounded by the cycle count
+        hw.cycle()
+        if abs(hw.sim.motor("a").position - 1.0) < 0.01:
+            break
+    assert hw.sim.motor("a").position == pytest.approx(1.0, abs=0.01)
+    hw.command("a", Motor.enable_position, 16)  # sensors sample what read() got
+    hw.step(2)
+    assert hw.sim.motor("a").get_position() == pytest.approx(1.0, abs=0.01)
+
+
+def test_a_servo_without_current_sensing_refuses_effort(bus):
+    bus.set(3, emu.MODEL_NUMBER, 2, 1060)  # XL430-W250
+    system = HardwareSystem(config(bus.port))
+    assert system.start()
+    assert not system.component.capabilities(2) & Capabilities.EFFORT_COMMAND
+    with pytest.raises(CommandRefusedError, match="motor 'c': set_torque not supported by hardware "
+                       r"'dynamixel' \(needs effort_command\)"):
+        system.command("c", Motor.set_torque, 0.5)
+    system.command("b", Motor.set_torque, 0.5)  # an XM430 takes it
+    system.shutdown()
+
+
+# --------------------------------------------------------------------------- faults
+
+
+def recover(hw, limit=3 * STEPS_PER_RETRY):
+    for _ in range(limit):
+        hw.cycle()
+        if hw.active:
+            return
+    raise AssertionError(f"not recovered: {hw.component.reason}")
+
+
+def test_silent_servo_halts_then_recovers(bus, hw, caplog):
+    bus.silence([2])
+    with caplog.at_level(logging.INFO, "servo_sim"):
+        hw.cycle()
+        assert hw.state is LifecycleState.UNCONFIGURED
+        assert hw.flags("b") & StateFlags.COMMUNICATION_FAILURE
+        assert not hw.flags("a") & StateFlags.COMMUNICATION_FAILURE
+        with pytest.raises(CommandRefusedError, match=r"motor 'a': set_position refused: hardware "
+                           r"'dynamixel' is unconfigured \(motor 'b' \(id 2\): sync read: "
+                           r"\[TxRxResult\] There is no status packet!\)"):
+            hw.command("a", Motor.set_position, 1.0)
+        writes = bus.counts()["0x83"]
+        hw.step(STEPS_PER_RETRY + 2)  # a retry pings; b is still silent
+        assert hw.state is LifecycleState.UNCONFIGURED
+        assert bus.counts()["0x83"] == writes  # no command output while failed
+        bus.silence([])
+        recover(hw)
+    assert hw.flags("b") == StateFlags.READY | StateFlags.ENABLED
+    assert "hardware 'dynamixel': recovered (was: motor 'b' (id 2): ping" in caplog.text
+    hw.command("a", Motor.set_position, 1.0)
+
+
+def test_corrupted_crc_is_a_communication_failure(bus, hw):
+    bus.corrupt(1)
+    hw.cycle()
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert "[TxRxResult] Incorrect status packet!" in hw.component.reason
+    assert hw.flags("a") & StateFlags.COMMUNICATION_FAILURE
+    recover(hw)
+    assert hw.flags("a") == StateFlags.READY | StateFlags.ENABLED
+
+
+def test_overload_sets_error_flags_reboots_and_recovers(bus, hw, caplog):
+    with caplog.at_level(logging.INFO, "servo_sim"):
+        bus.hardware_error(3, 0x20)
+        hw.cycle()
+        assert hw.state is LifecycleState.UNCONFIGURED
+        assert hw.flags("c") & StateFlags.ERROR
+        assert hw.component.faults[2] == "motor 'c' (id 3): hardware error: overload"
+        assert bus.get(3, emu.HARDWARE_ERROR_STATUS, 1) == 0  # on_error rebooted it
+        recover(hw)
+    assert bus.get(3, emu.TORQUE_ENABLE, 1) == 1
+    assert hw.flags("c") == StateFlags.READY | StateFlags.ENABLED
+    assert "read: motor 'c' (id 3): hardware error: overload; commands halted" in caplog.text

@@ -1,0 +1,344 @@
+"""The hardware plugin layer: lifecycle, capabilities, registry and the sim plugin."""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+import textwrap
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from servo_sim.hardware import (
+    API_VERSION,
+    CallbackReturn,
+    Capabilities,
+    CommandRefusedError,
+    HardwareComponent,
+    HardwareSystem,
+    LifecycleState,
+    Mode,
+    PluginError,
+    StateFlags,
+    command_modes,
+    discover,
+    load_plugin,
+)
+from servo_sim.hardware import system as system_module
+from servo_sim.hardware.sim import SimHardware
+from servo_sim.model import ConfigError, Motor, Simulation, load_config, parse_config
+from servo_sim.resources import default_config_path
+
+STEPS_PER_RETRY = system_module.RECOVERY_PERIOD_MS // 8
+
+
+def two_motors(**hardware):
+    return parse_config({"basic_time_step_ms": 8, "hardware": hardware,
+                         "motors": [{"name": "a"}, {"name": "b"}]})
+
+
+class Recorder(HardwareComponent):
+    """A plugin that holds the position it reads and records the callbacks called.
+
+    ``script`` maps a callback name to the returns it gives, in order (then SUCCESS).
+    """
+
+    script: ClassVar[dict[str, list]] = {}
+    caps = Capabilities.all_webots()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+        self.script = {k: list(v) for k, v in type(self).script.items()}
+
+    def _next(self, name: str) -> CallbackReturn:
+        self.calls.append(name)
+        queue = self.script.get(name)
+        ret = queue.pop(0) if queue else CallbackReturn.SUCCESS
+        if isinstance(ret, Exception):
+            raise ret
+        if ret is not CallbackReturn.SUCCESS:
+            self.reason = f"{name} scripted {ret.value}"
+        return ret
+
+    def on_configure(self): return self._next("on_configure")
+    def on_activate(self): return self._next("on_activate")
+    def on_deactivate(self): return self._next("on_deactivate")
+    def on_cleanup(self): return self._next("on_cleanup")
+    def on_shutdown(self): return self._next("on_shutdown")
+    def on_error(self): return self._next("on_error")
+    def read(self, time, period): return self._next("read")
+    def write(self, time, period): return self._next("write")
+
+    def capabilities(self, index):
+        return type(self).caps
+
+
+def recorder(**script) -> type[Recorder]:
+    return type("Scripted", (Recorder,), {"script": script})
+
+
+# --------------------------------------------------------------------------- sim plugin
+
+
+def test_sim_plugin_is_the_model_step_for_step():
+    """The node's path (HardwareSystem + sim plugin) gives the model's trajectory exactly."""
+    config = load_config(default_config_path())
+    hw, sim = HardwareSystem(config), Simulation(config)
+    assert hw.start() and hw.active and hw.simulated
+    hw.command("arm", Motor.set_position, 1.0)
+    hw.command("gripper", Motor.set_force, 5.0)
+    sim.motor("arm").set_position(1.0)
+    sim.motor("gripper").set_force(5.0)
+    hw.step(300)
+    sim.step(300)
+    for name in ("position", "velocity", "motor_force", "energy"):
+        np.testing.assert_array_equal(getattr(hw.sim.bank, name), getattr(sim.bank, name))
+    np.testing.assert_array_equal(hw.sim.bank.position_sensor.value,
+                                  sim.bank.position_sensor.value)
+    assert hw.sim.time_ms == sim.time_ms == 2400
+
+
+def test_sim_flags_and_capabilities():
+    hw = HardwareSystem(load_config(default_config_path()))
+    hw.start()
+    assert hw.flags("arm") == StateFlags.READY | StateFlags.ENABLED
+    assert hw.component.capabilities(0) == Capabilities.all_webots()
+    hw.deactivate()
+    assert hw.flags("arm") == StateFlags.READY
+
+
+def test_reset_keeps_the_plugin_bound():
+    hw = HardwareSystem(load_config(default_config_path()))
+    hw.start()
+    hw.command("arm", Motor.set_position, 1.0)
+    hw.step(100)
+    hw.reset()
+    assert hw.sim.time_ms == 0 and hw.sim.motor("arm").position == 0.0
+    hw.command("arm", Motor.set_position, 0.5)
+    hw.step(200)
+    assert hw.sim.motor("arm").position == pytest.approx(0.5, abs=1e-3)
+
+
+def test_command_modes_from_the_command_arrays():
+    sim = Simulation(two_motors())
+    a, b = sim.motor("a"), sim.motor("b")
+    assert list(command_modes(sim.bank)) == [Mode.POSITION, Mode.POSITION]
+    a.set_position(math.inf)
+    b.set_force(1.0)
+    assert list(command_modes(sim.bank)) == [Mode.VELOCITY, Mode.EFFORT]
+    a.set_available_force(0.0)
+    b.set_position(0.0)
+    assert list(command_modes(sim.bank)) == [Mode.OFF, Mode.POSITION]
+
+
+# --------------------------------------------------------------------------- lifecycle
+
+
+def test_lifecycle_follows_ros2_control():
+    hw = HardwareSystem(two_motors(), recorder())
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert hw.start() and hw.state is LifecycleState.ACTIVE
+    hw.cycle()
+    assert hw.deactivate() and hw.state is LifecycleState.INACTIVE
+    assert hw.cleanup() and hw.state is LifecycleState.UNCONFIGURED
+    hw.shutdown()
+    assert hw.state is LifecycleState.FINALIZED
+    assert hw.component.calls == ["on_configure", "on_activate", "read", "write",
+                                  "on_deactivate", "on_cleanup", "on_shutdown"]
+    with pytest.raises(RuntimeError, match="on_configure needs state unconfigured, not finalized"):
+        hw.configure()
+
+
+def test_shutdown_from_active_deactivates_and_cleans_up_first():
+    hw = HardwareSystem(two_motors(), recorder())
+    hw.start()
+    hw.shutdown()
+    assert hw.component.calls[-3:] == ["on_deactivate", "on_cleanup", "on_shutdown"]
+
+
+def test_failure_keeps_the_state_and_is_retried(caplog):
+    hw = HardwareSystem(two_motors(), recorder(on_configure=[CallbackReturn.FAILURE]))
+    with caplog.at_level(logging.WARNING, "servo_sim"):
+        assert not hw.start()
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert "on_configure failed: on_configure scripted failure" in caplog.text
+    hw.step(1)  # the first retry is due at once
+    assert hw.state is LifecycleState.ACTIVE
+
+
+def test_commands_refused_unless_active_and_state_unchanged():
+    hw = HardwareSystem(two_motors(), recorder())
+    with pytest.raises(CommandRefusedError, match="motor 'a': set_position refused: hardware "
+                       "'sim' is unconfigured"):
+        hw.command("a", Motor.set_position, 1.0)
+    assert hw.sim.motor("a").get_target_position() == 0.0
+    # getters and sensors are served from the bank whatever the state
+    assert hw.command("a", Motor.get_max_velocity) == 10.0
+    hw.command("a", Motor.enable_position, 8)
+    assert hw.sim.motor("a").get_position_sampling_period() == 8
+
+
+def test_read_error_halts_commands_then_recovers(caplog):
+    plugin = recorder(read=[CallbackReturn.ERROR])
+    hw = HardwareSystem(two_motors(), plugin)
+    hw.start()
+    with caplog.at_level(logging.INFO, "servo_sim"):
+        assert not hw.cycle()
+        assert hw.state is LifecycleState.UNCONFIGURED
+        assert hw.component.calls[-2:] == ["read", "on_error"]  # no write after a bad read
+        with pytest.raises(CommandRefusedError, match=r"is unconfigured \(read scripted error\)"):
+            hw.command("b", Motor.set_velocity, 1.0)
+        hw.step(STEPS_PER_RETRY - 1)  # retried a recovery period after the error
+        assert hw.state is LifecycleState.UNCONFIGURED
+        hw.step(1)
+        assert hw.state is LifecycleState.ACTIVE
+    assert "hardware 'sim': read: read scripted error; commands halted" in caplog.text
+    assert "hardware 'sim': recovered (was: read scripted error)" in caplog.text
+    hw.command("b", Motor.set_velocity, 1.0)
+
+
+def test_write_error_and_exceptions_go_through_on_error():
+    hw = HardwareSystem(two_motors(), recorder(write=[OSError("bus unplugged")]))
+    hw.start()
+    assert hw.cycle()  # the read worked; the write raised
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert hw.component.reason == "write raised OSError: bus unplugged"
+
+
+def test_on_error_failure_finalizes():
+    plugin = recorder(read=[CallbackReturn.ERROR], on_error=[CallbackReturn.FAILURE])
+    hw = HardwareSystem(two_motors(), plugin)
+    hw.start()
+    hw.cycle()
+    assert hw.state is LifecycleState.FINALIZED
+    hw.step(2 * STEPS_PER_RETRY)  # never retried
+    assert hw.state is LifecycleState.FINALIZED
+
+
+def test_failed_init_is_a_config_error_naming_the_plugin():
+    class Picky(Recorder):
+        def on_init(self, info):
+            super().on_init(info)
+            return self.fail(f"setting 'port' = {info.settings.get('port')!r}: missing")
+
+    with pytest.raises(ConfigError, match=r"<dict>: hardware 'sim': setting 'port' = None: "
+                       "missing"):
+        HardwareSystem(two_motors(), Picky)
+
+
+# --------------------------------------------------------------------------- capabilities
+
+
+def test_capabilities_gate_commands():
+    class PositionOnly(Recorder):
+        caps = Capabilities.POSITION_COMMAND | Capabilities.VELOCITY_LIMIT
+
+    hw = HardwareSystem(two_motors(), PositionOnly)
+    hw.start()
+    hw.command("a", Motor.set_position, 1.0)
+    hw.command("a", Motor.set_velocity, 2.0)
+    for call, args, need in ((Motor.set_control_pid, (1.0, 0.0, 0.0), "pid_gains"),
+                             (Motor.set_torque, (1.0,), "effort_command"),
+                             (Motor.set_available_force, (1.0,), "available_force"),
+                             (Motor.set_acceleration, (1.0,), "acceleration_limit"),
+                             (Motor.set_position, (math.inf,), "velocity_command")):
+        why = f"motor 'a': {call.__name__} not supported by hardware 'sim' \\(needs {need}\\)"
+        with pytest.raises(CommandRefusedError, match=why):
+            hw.command("a", call, *args)
+    m = hw.sim.motor("a")
+    assert (m.get_control_pid(), m.get_available_force(), m.get_acceleration(),
+            m.get_target_position()) == ((10.0, 0.0, 0.0), 10.0, -1.0, 1.0)
+
+
+# --------------------------------------------------------------------------- config
+
+
+def test_hardware_group_in_both_config_forms():
+    model = two_motors(plugin="dynamixel", port="/dev/ttyUSB0", a={"id": 1})
+    assert model.hardware == {"plugin": "dynamixel", "port": "/dev/ttyUSB0", "a": {"id": 1}}
+    ros = parse_config({"servo_sim": {"ros__parameters": {
+        "motors": ["a"], "hardware.plugin": "dynamixel", "hardware.a.id": 1}}})
+    assert ros.hardware == {"plugin": "dynamixel", "a": {"id": 1}}
+    assert parse_config({"motors": [{"name": "a"}]}).hardware == {"plugin": "sim"}
+
+
+@pytest.mark.parametrize("hardware, message", [
+    ("dynamixel", "field 'hardware' = 'dynamixel': must be a mapping with a 'plugin'"),
+    ({"plugin": 3}, "field 'hardware.plugin' = 3: must be a plugin name"),
+])
+def test_bad_hardware_group(hardware, message):
+    with pytest.raises(ConfigError, match=f"^<dict>: {message}$"):
+        parse_config({"hardware": hardware, "motors": [{"name": "a"}]})
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def test_builtins_and_unknown_names():
+    assert load_plugin("sim") is SimHardware
+    assert {"sim", "dynamixel"} <= set(discover())
+    with pytest.raises(PluginError, match=r"unknown hardware plugin 'simm' \(known: "
+                       r"dynamixel, sim; or give 'package.module:Class'\)"):
+        load_plugin("simm")
+    with pytest.raises(PluginError, match="unknown hardware plugin 'simm'"):
+        HardwareSystem(two_motors(plugin="simm"))
+
+
+@pytest.fixture
+def plugin_site(tmp_path, monkeypatch):
+    """A site directory with a module of plugins and a distribution declaring entry points."""
+    (tmp_path / "acme_servo.py").write_text(textwrap.dedent(f"""
+        from servo_sim.hardware import CallbackReturn, HardwareComponent
+
+        class Good(HardwareComponent):
+            def read(self, time, period): return CallbackReturn.SUCCESS
+            def write(self, time, period): return CallbackReturn.SUCCESS
+
+        class Old(Good):
+            API_VERSION = {API_VERSION - 1}
+
+        class NotAPlugin:
+            pass
+    """))
+    dist = tmp_path / "acme_servo-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme_servo\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(textwrap.dedent("""
+        [servo_sim.hardware]
+        acme = acme_servo:Good
+        acme_old = acme_servo:Old
+        acme_broken = acme_servo_missing_module:Servo
+        sim = acme_servo:Good
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("acme_servo", None)
+
+
+def test_entry_points_found_broken_ones_skipped(plugin_site, caplog):
+    with caplog.at_level(logging.WARNING, "servo_sim"):
+        found = discover()
+    assert found["acme"].__name__ == "Good" and found["sim"] is SimHardware
+    assert "acme_broken" not in found and "acme_old" not in found
+    assert ("hardware plugin 'acme_broken' (acme_servo_missing_module:Servo): cannot load: "
+            "ModuleNotFoundError: No module named 'acme_servo_missing_module'; skipped"
+            in caplog.text)
+    assert ("hardware plugin 'acme_old': written for API_VERSION 0, this servo_sim "
+            "provides 1; skipped" in caplog.text)
+    assert "hardware plugin 'sim' from entry point acme_servo:Good ignored" in caplog.text
+    with pytest.raises(PluginError, match=r"'acme_broken'.*cannot load"):
+        load_plugin("acme_broken")
+    hw = HardwareSystem(two_motors(plugin="acme"))
+    assert hw.start() and hw.plugin_name == "acme"
+
+
+def test_dotted_path(plugin_site):
+    assert load_plugin("acme_servo:Good").__name__ == "Good"
+    with pytest.raises(PluginError, match=r"'acme_servo:NotAPlugin': .* is not a subclass of "
+                       "servo_sim.hardware.HardwareComponent"):
+        load_plugin("acme_servo:NotAPlugin")
+    with pytest.raises(PluginError, match="'acme_servo:Nope': cannot load: AttributeError"):
+        load_plugin("acme_servo:Nope")
