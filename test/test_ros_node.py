@@ -56,10 +56,10 @@ CONFIG = {
 class Harness:
     """The node and a client node on one executor spun from the test thread."""
 
-    def __init__(self, **overrides):
+    def __init__(self, base=CONFIG, **overrides):
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
-        params = [Parameter(k, value=v) for k, v in {**CONFIG, **overrides}.items()]
+        params = [Parameter(k, value=v) for k, v in {**base, **overrides}.items()]
         self.node = ServoSimNode(context=self.context, parameter_overrides=params)
         self.client = rclpy.create_node("servo_sim_test_client", context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
@@ -315,3 +315,70 @@ def test_a_bad_config_fails_with_one_message():
                 Parameter("motors", value=["arm"]), Parameter("arm.max_velocity", value=-2.0)])
     finally:
         rclpy.shutdown(context=context)
+
+
+# --------------------------------------------------------------------------- real hardware
+
+
+@pytest.fixture
+def dxl_bus():
+    from servo_sim.hardware.dxl_emulator import EmulatorProcess
+
+    with EmulatorProcess([1, 2]) as bus:
+        bus.set(2, 0, 2, 1060)  # model number: an XL430-W250, no current sensing
+        yield bus
+
+
+def dxl_config(port):
+    return {"basic_time_step_ms": 8, "motors": ["a", "b"],
+            "a.max_torque": 3.0, "b.max_torque": 1.0,
+            "hardware.plugin": "dynamixel", "hardware.port": port,
+            "hardware.baud_rate": 4000000,
+            "hardware.a.id": 1, "hardware.a.torque_constant": 1.78,
+            "hardware.b.id": 2, "hardware.b.torque_constant": 1.5,
+            "joint_states_rate": 50.0}
+
+
+@pytest.fixture
+def hw_node(dxl_bus):
+    harness = Harness(base=dxl_config(dxl_bus.port))
+    yield harness
+    harness.close()
+
+
+def test_node_on_dynamixel_serves_the_table_and_publishes_what_it_reads(dxl_bus, hw_node):
+    h = hw_node
+    logs = h.listen("/rosout", Log)
+    states = h.listen("/joint_states", JointState)
+    assert h.node.get_parameter("hardware.port").value == dxl_bus.port
+    assert h.node.describe_parameter("hardware.a.id").read_only
+    dxl_bus.freeze()
+    dxl_bus.set(1, 132, 4, 3072)  # present position: a quarter turn past 2048
+    h.wait_for(lambda: states and abs(states[-1].position[0] - math.pi / 2) < 1e-9,
+               "joint_states carrying the present position")
+    assert h.call("/a/set_position", servo_srvs.SetFloat, value=1.0).success
+    h.wait_for(lambda: dxl_bus.get(1, 116, 4) == 2048 + round(1.0 / (2 * math.pi / 4096)),
+               "Goal Position = 2700")
+    assert h.call("/a/get_target_position", servo_srvs.GetFloat, ask=True).value == 1.0
+    # a device without the capability: false, and a log line that says why
+    assert not h.call("/b/set_torque", servo_srvs.SetFloat, value=0.2).success
+    h.wait_for(lambda: any("b/set_torque: motor 'b': set_torque not supported by hardware "
+                           "'dynamixel' (needs effort_command)" in m.msg for m in logs),
+               "the refusal on /rosout")
+    response = h.call("/servo_sim/pause", Trigger)
+    assert not response.success and "runs in real time" in response.message
+
+
+def test_node_survives_a_silent_bus_and_recovers(dxl_bus, hw_node):
+    h = hw_node
+    logs = h.listen("/rosout", Log)
+    h.wait_for(lambda: h.node.hw.active, "the plugin active")
+    dxl_bus.silence()
+    h.wait_for(lambda: any("commands halted" in m.msg and m.level == Log.ERROR for m in logs),
+               "the error on /rosout")
+    assert not h.call("/a/set_position", servo_srvs.SetFloat, value=0.5).success
+    assert h.call("/a/get_max_torque", servo_srvs.GetFloat, ask=True).value == 3.0
+    dxl_bus.silence([])
+    h.wait_for(lambda: any("hardware 'dynamixel': recovered" in m.msg for m in logs),
+               "the recovery on /rosout")
+    assert h.call("/a/set_position", servo_srvs.SetFloat, value=0.5).success

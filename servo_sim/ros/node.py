@@ -1,9 +1,10 @@
-"""The ``servo_sim`` ROS 2 node: the model behind the Webots ROS table (SPEC §6).
+"""The ``servo_sim`` ROS 2 node: the Webots ROS table (SPEC §6) over a hardware plugin.
 
 Thin by design: every per-motor service and topic comes from the tables in
 ``interface.py`` and one generic handler; parameters come from ``params.py``; the
-model does the work. One executor runs everything (services, subscription, the
-stepping timer), so callbacks never race.
+hardware layer (``servo_sim.hardware``: the model through the ``sim`` plugin, or real
+actuators) does the work. One executor runs everything (services, subscription, the
+cycle timer), so callbacks never race.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ from std_srvs.srv import Trigger
 
 from .. import msg as servo_msgs
 from .. import srv as servo_srvs
-from ..model import ConfigError, Simulation, load_config, ros_name
+from ..hardware import HardwareSystem
+from ..hardware.system import CommandRefusedError
+from ..model import ConfigError, Motor, load_config, ros_name
 from ..resources import default_config_path
 from .interface import (
     FORCE_SENSOR,
@@ -53,6 +56,7 @@ from .params import (
     ROS_BUILTIN_PARAMETERS,
     ParameterSpec,
     config_from_parameters,
+    hardware_specs,
     node_settings,
     parameter_specs,
     split_motor_parameter,
@@ -94,14 +98,19 @@ def stamp(time_ms: int) -> Time:
 
 
 class _RosLogHandler(logging.Handler):
-    """Forwards the model's Python warnings (logger ``servo_sim``) to the node's logger."""
+    """Forwards the library's Python log (logger ``servo_sim``, INFO and up) to the node's."""
 
     def __init__(self, node: Node) -> None:
-        super().__init__(logging.WARNING)
+        super().__init__(logging.INFO)
         self._logger = node.get_logger()
 
     def emit(self, record: logging.LogRecord) -> None:
-        self._logger.warning(record.getMessage())
+        if record.levelno >= logging.ERROR:
+            self._logger.error(record.getMessage())
+        elif record.levelno >= logging.WARNING:
+            self._logger.warning(record.getMessage())
+        else:
+            self._logger.info(record.getMessage())
 
 
 class ServoSimNode(Node):
@@ -110,10 +119,24 @@ class ServoSimNode(Node):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("servo_sim", automatically_declare_parameters_from_overrides=True,
                          **kwargs)
-        self.sim = Simulation(self._read_config())
-        self._declare_parameters()
         self._log_handler = _RosLogHandler(self)
         logging.getLogger("servo_sim").addHandler(self._log_handler)
+        try:
+            self.hw = HardwareSystem(self._read_config())
+        except ConfigError:
+            logging.getLogger("servo_sim").removeHandler(self._log_handler)
+            raise
+        self.sim = self.hw.sim
+        self._declare_parameters()
+        if not self.hw.simulated:
+            for name, value in (("real_time_factor", 1.0), ("publish_clock", False),
+                                ("start_paused", False)):
+                if self._settings[name] != value:
+                    self.get_logger().warning(
+                        f"{name} = {self._settings[name]} ignored: hardware "
+                        f"{self.hw.plugin_name!r} runs in real time")
+                    self._settings[name] = value
+        self.hw.start()  # a device that does not answer is retried by the cycle
 
         self._feedback_publishers: dict[tuple[str, str], Any] = {}
         self._reset_topics()
@@ -142,7 +165,8 @@ class ServoSimNode(Node):
         self._publish_joint_states()
         self._publish_clock()
         self.get_logger().info(
-            f"{len(self.sim)} motor(s) {', '.join(self.sim.motor_names)}; step "
+            f"{len(self.sim)} motor(s) {', '.join(self.sim.motor_names)} on hardware "
+            f"{self.hw.plugin_name!r} ({self.hw.state.value}); step "
             f"{self.sim.basic_time_step_ms} ms, real_time_factor "
             f"{self._settings['real_time_factor']}{', paused' if self._paused else ''}")
 
@@ -169,7 +193,9 @@ class ServoSimNode(Node):
         for name in self._undeclare:
             self.undeclare_parameter(name)
         specs = [replace(s, value=self._settings[s.name]) for s in NODE_SPECS]
-        for spec in specs + parameter_specs(self.sim.config):
+        plugin_docs = self.hw.component.SETTINGS
+        for spec in specs + parameter_specs(self.sim.config) + hardware_specs(
+                self.sim.config, plugin_docs):
             self.declare_parameter(spec.name, spec.value, descriptor(spec), ignore_override=True)
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
@@ -206,7 +232,8 @@ class ServoSimNode(Node):
             setattr(response, field, row.call(motor))
             return response
         try:
-            row.call(motor, *(getattr(request, name) for name in row.request_fields))
+            self.hw.command(motor_name, row.call,
+                            *(getattr(request, name) for name in row.request_fields))
             ok = True
         except ValueError as exc:
             self.get_logger().warning(f"{ros_name(motor_name)}/{row.name}: {exc}")
@@ -221,7 +248,20 @@ class ServoSimNode(Node):
         setattr(response, field, int(ok) if field_type == "int8" else ok)
         return response
 
+    def _refuse_real(self, service: str, response: Any) -> bool:
+        """True (and the response filled) when the hardware is real: no pause/step/reset."""
+        if self.hw.simulated:
+            return False
+        why = f"{service}: refused: hardware {self.hw.plugin_name!r} runs in real time"
+        self.get_logger().warning(why)
+        response.success = False
+        if hasattr(response, "message"):
+            response.message = why
+        return True
+
     def on_pause(self, request: Trigger.Request, response: Trigger.Response) -> Any:
+        if self._refuse_real("~/pause", response):
+            return response
         self._paused = True
         response.success, response.message = True, f"paused at t = {self.sim.time:.3f} s"
         return response
@@ -234,6 +274,8 @@ class ServoSimNode(Node):
 
     def on_step(self, request: Any, response: Any) -> Any:
         """``~/step``: ``value`` steps, only while paused."""
+        if self._refuse_real("~/step", response):
+            return response
         if not self._paused or request.value < 0:
             why = "only while paused (call ~/pause first)" if not self._paused else "must be >= 0"
             self.get_logger().warning(f"~/step: value = {request.value} rejected: {why}")
@@ -245,7 +287,9 @@ class ServoSimNode(Node):
         return response
 
     def on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Any:
-        self.sim.reset()
+        if self._refuse_real("~/reset", response):
+            return response
+        self.hw.reset()
         self._reset_topics()
         self._next_joint_states_ms = 0
         self._rebase()
@@ -262,20 +306,22 @@ class ServoSimNode(Node):
                 self.get_logger().warning(f"joint_commands: unknown joint {name!r}",
                                           throttle_duration_sec=5.0)
                 continue
-            motor = self.sim.motor(motor_name)
+            command = partial(self.hw.command, motor_name)
             position, velocity, effort = (
                 values[k] if k < len(values) and not math.isnan(values[k]) else None
                 for values in (msg.position, msg.velocity, msg.effort))
             try:
                 if position is not None:
-                    motor.set_position(position)
+                    command(Motor.set_position, position)
                     if velocity is not None:
-                        motor.set_velocity(abs(velocity))
+                        command(Motor.set_velocity, abs(velocity))
                 elif velocity is not None:
-                    motor.set_position(math.inf)
-                    motor.set_velocity(velocity)
+                    command(Motor.set_position, math.inf)
+                    command(Motor.set_velocity, velocity)
                 elif effort is not None:
-                    motor.set_force(effort)
+                    command(Motor.set_force, effort)
+            except CommandRefusedError as exc:
+                self.get_logger().warning(f"joint_commands: {exc}", throttle_duration_sec=5.0)
             except ValueError as exc:
                 self.get_logger().warning(f"joint_commands: {exc}")
 
@@ -292,6 +338,11 @@ class ServoSimNode(Node):
 
     def _on_tick(self) -> None:
         if self._paused:
+            return
+        if not self.hw.simulated:  # real time: one cycle per tick, its real period
+            now = time.monotonic()
+            self._advance(1, now - self._origin_wall)
+            self._origin_wall = now
             return
         rtf = self._settings["real_time_factor"]
         if rtf > 0:
@@ -312,11 +363,11 @@ class ServoSimNode(Node):
                 self._advance(10)
         self._publish_clock()
 
-    def _advance(self, n: int) -> None:
-        """``n`` steps, publishing what each step refreshed with its own stamp."""
-        sim, bank = self.sim, self.sim.bank
+    def _advance(self, n: int, period: float | None = None) -> None:
+        """``n`` cycles, publishing what each refreshed with its own stamp."""
+        hw, bank = self.hw, self.sim.bank
         for _ in range(n):
-            sim.step()
+            hw.cycle(period)
             now = bank.time_ms
             for sensor_name in _SENSORS:
                 sensor = getattr(bank, sensor_name)
@@ -329,9 +380,13 @@ class ServoSimNode(Node):
                 self._next_joint_states_ms = max(self._next_joint_states_ms + period_ms,
                                                  now + 1e-9)
 
+    def _stamp(self, time_ms: int) -> Time:
+        """Simulated time for the sim plugin, the node's clock for real hardware."""
+        return stamp(time_ms) if self.hw.simulated else self.get_clock().now().to_msg()
+
     def _publish_feedback(self, sensor_name: str, sensor: Any, now: int) -> None:
         """One message per motor whose ``sensor`` refreshed at ``now``, on its topic."""
-        names, time_stamp = self.sim.bank.names, stamp(now)
+        names, time_stamp = self.sim.bank.names, self._stamp(now)
         for i in sensor.refreshed:
             motor_name = names[i]
             msg = servo_msgs.Float64Stamped()
@@ -352,7 +407,7 @@ class ServoSimNode(Node):
     def _publish_joint_states(self) -> None:
         bank = self.sim.bank
         msg = JointState()
-        msg.header.stamp = stamp(bank.time_ms)
+        msg.header.stamp = self._stamp(bank.time_ms)
         msg.name = self.sim.motor_names
         msg.position = bank.position.tolist()
         msg.velocity = bank.velocity.tolist()
@@ -377,6 +432,7 @@ class ServoSimNode(Node):
                              **{n: n for n in self.sim.motor_names}}
 
     def destroy_node(self) -> None:
+        self.hw.shutdown()  # a real device is left with its torque off
         logging.getLogger("servo_sim").removeHandler(self._log_handler)
         super().destroy_node()
 

@@ -8,6 +8,7 @@ Layout (one node, the config format of ``servo_sim.model.config``)::
     publish_clock, real_time_factor, joint_states_rate, start_paused   node settings
     basic_time_step_ms, physics, seed, motors                          read-only
     <motor ROS name>.<field>[.<sub-field>]                             one per motor field
+    hardware.plugin, hardware.<setting>[.<motor ROS name>.<setting>]   read-only
 """
 
 from __future__ import annotations
@@ -146,6 +147,29 @@ def parameter_specs(config: SimulationConfig) -> list[ParameterSpec]:
                                        f"{m.name}: {_FIELD_DOCS[field]}",
                                        read_only=field in READ_ONLY_FIELDS,
                                        minimum=field_minimum(field)))
+    return specs
+
+
+def hardware_specs(config: SimulationConfig,
+                   documented: Mapping[str, str] | None = None) -> list[ParameterSpec]:
+    """The read-only ``hardware.*`` parameters of ``config`` (plugin name and settings).
+
+    ``documented`` maps setting names (``port``, ``<motor>.id``) to descriptions, as a
+    plugin's ``SETTINGS`` does.
+    """
+    documented = documented or {}
+    motors = {ros_name(m.name) for m in config.motors}
+    specs = []
+    for name, value in _flatten("", config.hardware).items():
+        head, _, tail = name.partition(".")
+        key = f"<motor>.{tail}" if head in motors and tail else name
+        doc = ("Hardware plugin: sim (the model), dynamixel, an entry point of group "
+               "servo_sim.hardware or package.module:Class." if name == "plugin"
+               else documented.get(key, "Hardware plugin setting."))
+        if isinstance(value, (list, tuple)) and ros_type(value) == "double_array":
+            value = [float(v) for v in value]
+        if ros_type(value):
+            specs.append(ParameterSpec(f"hardware.{name}", value, doc, read_only=True))
     return specs
 
 
