@@ -382,3 +382,17 @@ def test_node_survives_a_silent_bus_and_recovers(dxl_bus, hw_node):
     h.wait_for(lambda: any("hardware 'dynamixel': recovered" in m.msg for m in logs),
                "the recovery on /rosout")
     assert h.call("/a/set_position", servo_srvs.SetFloat, value=0.5).success
+
+
+def test_robot_description_limits_configure_the_motors():
+    from pathlib import Path
+
+    urdf = (Path(__file__).resolve().parents[1] / "config" / "servo_sim.urdf").read_text()
+    urdf = urdf.replace('effort="5.0" velocity="2.0"', 'effort="4.0" velocity="1.25"')
+    h = Harness(base={"start_paused": True}, robot_description=urdf)  # the default config
+    try:
+        assert h.call("/arm/get_max_velocity", servo_srvs.GetFloat, ask=True).value == 1.25
+        assert h.call("/arm/get_max_torque", servo_srvs.GetFloat, ask=True).value == 4.0
+        assert h.node.get_parameter("arm.max_velocity").value == 1.25
+    finally:
+        h.close()

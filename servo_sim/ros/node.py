@@ -41,6 +41,7 @@ from .. import srv as servo_srvs
 from ..hardware import HardwareSystem
 from ..hardware.system import CommandRefusedError
 from ..model import ConfigError, Motor, load_config, ros_name
+from ..model.urdf import apply_urdf
 from ..resources import default_config_path
 from .interface import (
     FORCE_SENSOR,
@@ -179,14 +180,18 @@ class ServoSimNode(Node):
         self._settings = node_settings(params, source)
         self._undeclare = [k for k in params if k not in ROS_BUILTIN_PARAMETERS]
         if "motors" in params:
-            return config_from_parameters(params, source)
-        model_keys = sorted(set(params) - {s.name for s in NODE_SPECS} - ROS_BUILTIN_PARAMETERS)
-        if model_keys:
-            raise ConfigError(f"{source}: no 'motors' parameter, but motor parameters "
-                              f"{', '.join(model_keys)}")
-        path = default_config_path()
-        self.get_logger().info(f"no 'motors' parameter: using {path}")
-        return load_config(path)
+            config = config_from_parameters(params, source)
+        else:
+            model_keys = sorted(set(params) - {s.name for s in NODE_SPECS}
+                                - ROS_BUILTIN_PARAMETERS)
+            if model_keys:
+                raise ConfigError(f"{source}: no 'motors' parameter, but motor parameters "
+                                  f"{', '.join(model_keys)}")
+            path = default_config_path()
+            self.get_logger().info(f"no 'motors' parameter: using {path}")
+            config = load_config(path)
+        urdf = self._settings["robot_description"]
+        return apply_urdf(config, urdf) if urdf else config
 
     def _declare_parameters(self) -> None:
         """Re-declare every parameter with its descriptor and the validated value."""

@@ -77,6 +77,9 @@ NODE_SPECS: tuple[ParameterSpec, ...] = (
                   "Rate of joint_states in simulated time, Hz (0 = off).", minimum=0.0),
     ParameterSpec("start_paused", False,
                   "Start paused; advance with ~/step or ~/resume.", read_only=True),
+    ParameterSpec("robot_description", "",
+                  "URDF. When set, each motor takes its type and limits from the joint of "
+                  "its ROS name (<limit lower upper velocity effort>).", read_only=True),
 )
 
 _TOP_DOCS = {
