@@ -342,3 +342,14 @@ def test_dotted_path(plugin_site):
         load_plugin("acme_servo:NotAPlugin")
     with pytest.raises(PluginError, match="'acme_servo:Nope': cannot load: AttributeError"):
         load_plugin("acme_servo:Nope")
+
+
+def test_sim_plugin_saturates_silently_like_the_model(recwarn):
+    """Absurd gains overflow inside the step by design; no numpy warning escapes."""
+    hw = HardwareSystem(load_config(default_config_path()))
+    hw.start()
+    hw.command("arm", Motor.set_control_pid, 1e308, 0.0, 1e308)
+    hw.command("arm", Motor.set_position, 1.0)
+    hw.step(50)
+    assert np.isfinite(hw.sim.bank.position).all()
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

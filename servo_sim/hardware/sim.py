@@ -9,6 +9,8 @@ send, since the commands already sit in the arrays the physics reads. The cycle 
 
 from __future__ import annotations
 
+import numpy as np
+
 from .base import CallbackReturn, Capabilities, HardwareComponent, StateFlags
 
 
@@ -26,7 +28,8 @@ class SimHardware(HardwareComponent):
         return CallbackReturn.SUCCESS
 
     def read(self, time: float, period: float) -> CallbackReturn:
-        self.bank.step_physics()
+        with np.errstate(all="ignore"):  # as Simulation.step: saturation is by design
+            self.bank.step_physics()
         return CallbackReturn.SUCCESS
 
     def write(self, time: float, period: float) -> CallbackReturn:
