@@ -332,3 +332,17 @@ def test_overload_sets_error_flags_reboots_and_recovers(bus, hw, caplog):
     assert bus.get(3, emu.TORQUE_ENABLE, 1) == 1
     assert hw.flags("c") == StateFlags.READY | StateFlags.ENABLED
     assert "read: motor 'c' (id 3): hardware error: overload; commands halted" in caplog.text
+
+
+def test_the_shipped_dynamixel_config_drives_the_bus(bus):
+    from dataclasses import replace
+    from pathlib import Path
+
+    from servo_sim.model import load_config
+
+    shipped = load_config(Path(__file__).resolve().parents[1] / "config" / "dynamixel.yaml")
+    system = HardwareSystem(replace(shipped, hardware={**shipped.hardware, "port": bus.port}))
+    assert system.start(), system.component.reason
+    assert bus.get(1, emu.POSITION_P_GAIN, 2) == 800  # the factory gain, as the file says
+    assert bus.get(2, emu.CURRENT_LIMIT, 2) == 627
+    system.shutdown()

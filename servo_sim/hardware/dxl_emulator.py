@@ -372,9 +372,12 @@ def serve(ids: list[int], control: bool = False) -> None:
         while True:
             readable, _, _ = select.select(watch, [], [], 1.0)
             if master in readable:
-                buffer += os.read(master, 4096)
+                chunk = os.read(master, 4096)
+                bus.counts["bytes_in"] += len(chunk)
+                buffer += chunk
                 out = bus.feed(buffer)
                 if out:
+                    bus.counts["bytes_out"] += len(out)
                     os.write(master, out)
             if control and stdin in readable:
                 chunk = os.read(stdin, 4096)
@@ -439,7 +442,8 @@ class EmulatorProcess:
         self._ask("set", dxl_id, address, size, value)
 
     def counts(self) -> dict[str, int]:
-        """Packets received, by instruction ('0x82' sync read...) and 'crc_error'."""
+        """Packets received by instruction ('0x82' sync read...), 'crc_error', and the
+        bytes received from and sent to the plugin ('bytes_in', 'bytes_out')."""
         return self._ask("counts")
 
     def close(self) -> None:
