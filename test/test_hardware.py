@@ -159,14 +159,20 @@ def test_shutdown_from_active_deactivates_and_cleans_up_first():
     assert hw.component.calls[-3:] == ["on_deactivate", "on_cleanup", "on_shutdown"]
 
 
-def test_failure_keeps_the_state_and_is_retried(caplog):
-    hw = HardwareSystem(two_motors(), recorder(on_configure=[CallbackReturn.FAILURE]))
+def test_failure_keeps_the_state_is_retried_and_logged_once(caplog):
+    failures = [CallbackReturn.FAILURE] * 3
+    hw = HardwareSystem(two_motors(), recorder(on_configure=failures))
     with caplog.at_level(logging.WARNING, "servo_sim"):
         assert not hw.start()
-    assert hw.state is LifecycleState.UNCONFIGURED
-    assert "on_configure failed: on_configure scripted failure" in caplog.text
-    hw.step(1)  # the first retry is due at once
-    assert hw.state is LifecycleState.ACTIVE
+        assert hw.state is LifecycleState.UNCONFIGURED
+        hw.step(3 * STEPS_PER_RETRY)  # two more failed retries, one a recovery period
+        assert hw.state is LifecycleState.UNCONFIGURED
+        hw.step(1)
+        assert hw.state is LifecycleState.ACTIVE
+    assert hw.component.calls.count("on_configure") == 4
+    assert [r.getMessage() for r in caplog.records] == [
+        "hardware 'sim': on_configure failed: on_configure scripted failure; retrying "
+        "every 1 s"]
 
 
 def test_commands_refused_unless_active_and_state_unchanged():
@@ -353,3 +359,15 @@ def test_sim_plugin_saturates_silently_like_the_model(recwarn):
     hw.step(50)
     assert np.isfinite(hw.sim.bank.position).all()
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_an_activation_error_during_recovery_is_retried_too():
+    plugin = recorder(read=[CallbackReturn.ERROR],
+                      on_activate=[CallbackReturn.SUCCESS, CallbackReturn.ERROR])
+    hw = HardwareSystem(two_motors(), plugin)
+    hw.start()
+    hw.step(1 + STEPS_PER_RETRY)  # read error, then a retry whose activation errs
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert hw.component.calls[-4:] == ["on_error", "on_configure", "on_activate", "on_error"]
+    hw.step(STEPS_PER_RETRY)
+    assert hw.state is LifecycleState.ACTIVE

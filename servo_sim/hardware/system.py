@@ -69,6 +69,7 @@ class HardwareSystem:
         self.state = LifecycleState.UNCONFIGURED
         self.info = HardwareInfo(self.plugin_name, config, self.sim.bank, settings)
         self._retry_at_ms = 0
+        self._last_report = ""
         ret = self._call("on_init", self.info)
         if ret is not CallbackReturn.SUCCESS:
             self.state = LifecycleState.FINALIZED
@@ -126,16 +127,23 @@ class HardwareSystem:
             self.state = target
             return True
         if ret is CallbackReturn.FAILURE:
-            log.warning("hardware %r: %s failed: %s", self.plugin_name, callback,
-                        self.component.reason or "no reason given")
+            self._report(logging.WARNING, f"hardware {self.plugin_name!r}: {callback} failed: "
+                         f"{self.component.reason or 'no reason given'}; retrying every "
+                         f"{RECOVERY_PERIOD_MS / 1000:g} s")
+            self._retry_at_ms = self.sim.time_ms + RECOVERY_PERIOD_MS
         else:
             self._handle_error(callback)
         return False
 
+    def _report(self, level: int, message: str) -> None:
+        """Log ``message``, at debug level when it repeats the last one (retries)."""
+        log.log(level if message != self._last_report else logging.DEBUG, message)
+        self._last_report = message
+
     def _handle_error(self, where: str) -> None:
         """ros2_control's error path: on_error(); SUCCESS -> unconfigured, else finalized."""
-        log.error("hardware %r: %s: %s; commands halted", self.plugin_name, where,
-                  self.component.reason or "error")
+        self._report(logging.ERROR, f"hardware {self.plugin_name!r}: {where}: "
+                     f"{self.component.reason or 'error'}; commands halted")
         ret = self._call("on_error")
         self.state = (LifecycleState.UNCONFIGURED if ret is CallbackReturn.SUCCESS
                       else LifecycleState.FINALIZED)
@@ -189,7 +197,8 @@ class HardwareSystem:
         if self.configure():
             if self.activate():
                 log.info("hardware %r: recovered (was: %s)", self.plugin_name, reason)
-            else:
+                self._last_report = ""
+            elif self.state is LifecycleState.INACTIVE:
                 self.cleanup()
 
     # ------------------------------------------------------------------ commands
