@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 
 import dynamixel_sdk as dxl
 import pytest
@@ -132,13 +133,19 @@ def test_emulator_over_the_pty_with_the_sdk(bus):
     ({"a": {"id": 1, "torque_constant": KT, "zero_tick": 0}},
      "motor 'a': unknown hardware setting 'zero_tick'"),
     ({"serial": "/dev/ttyUSB1"}, "unknown setting(s) 'serial'"),
+    ({"a": {"id": 1, "torque_constant": KT, "pid_scale": [float("inf"), 1, 1]}},
+     "motor 'a': hardware setting 'pid_scale' = [inf, 1, 1]: must be 3 finite numbers > 0"),
+    ({"a": {"id": 1, "torque_constant": KT, "current_limit_max": 40000}},
+     "motor 'a': hardware setting 'current_limit_max' = 40000: must be an integer 0..32767"),
+    ({"a": {"id": 1, "torque_constant": float("nan")}},
+     "motor 'a': hardware setting 'torque_constant' = nan: must be a number > 0"),
 ])
 def test_bad_settings_fail_at_start_up_with_one_message(change, message):
     raw = config("/dev/null", motors=("a", "b"))
     hardware = {**raw.hardware, **change}
     hardware = {k: v for k, v in hardware.items() if v is not None}
-    with pytest.raises(PluginError, match=r"^<dict>: hardware 'dynamixel': "
-                       + message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(PluginError, match="^" + re.escape("<dict>: hardware 'dynamixel': "
+                                                           + message)):
         HardwareSystem(parse_config({"hardware": hardware,
                                      "motors": [{"name": "a"}, {"name": "b"}]}))
 
@@ -231,6 +238,38 @@ def test_gains_beyond_the_registers_are_clipped_with_a_warning(bus, hw, caplog):
     assert "motor 'b': P gain 200 is 25600 register units, beyond 16383; clipped" in caplog.text
 
 
+def test_huge_commands_saturate_the_registers_and_keep_the_bus_up(bus, hw, caplog):
+    """Valid Webots commands beyond a register's range are clamped to it, not an ERROR."""
+    bus.freeze()
+    with caplog.at_level(logging.WARNING, "servo_sim"):
+        hw.command("a", Motor.set_position, 1e7)  # no soft limits: 1.6e9 ticks
+        hw.command("a", Motor.set_acceleration, 1e9)
+        hw.command("b", Motor.set_control_pid, 1e308, 0.0, 0.0)  # inf register units
+        hw.command("c", Motor.set_position, math.inf)
+        hw.command("c", Motor.set_velocity, 5.0)  # max_velocity: 208 units, within 1023
+        hw.step(3)
+    assert hw.active, hw.component.reason
+    assert bus.get(1, emu.GOAL_POSITION, 4) == 1_048_575  # extended mode: +-256 rev
+    assert bus.get(1, emu.PROFILE_ACCELERATION, 4) == 32767
+    assert bus.get(2, emu.POSITION_P_GAIN, 2) == 16383
+    assert bus.get(3, emu.GOAL_VELOCITY, 4) == round(5.0 / (0.229 * 2 * math.pi / 60)) == 208
+    assert caplog.text.count("P gain 1e+308 is inf register units") == 1
+
+
+def test_a_motor_switched_off_is_written_once(bus, hw):
+    hw.command("a", Motor.set_available_torque, 0.0)
+    hw.cycle()
+    assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0
+    before = bus.counts().get("0x03", 0)
+    hw.step(10)
+    assert bus.counts().get("0x03", 0) == before  # no Torque Enable write every cycle
+    hw.command("a", Motor.set_available_torque, 2.0)
+    hw.cycle()
+    assert bus.get(1, emu.TORQUE_ENABLE, 1) == 1
+    assert bus.get(1, emu.OPERATING_MODE, 1) == emu.MODE_EXTENDED_POSITION
+    assert bus.get(1, emu.CURRENT_LIMIT, 2) == round(2.0 / KT / 0.00269)
+
+
 def test_state_conversions(bus, hw):
     bus.freeze()
     bus.set(1, emu.PRESENT_POSITION, 4, 4096)
@@ -294,6 +333,7 @@ def test_silent_servo_halts_then_recovers(bus, hw, caplog):
         hw.cycle()
         assert hw.state is LifecycleState.UNCONFIGURED
         assert hw.flags("b") & StateFlags.COMMUNICATION_FAILURE
+        assert not hw.flags("b") & StateFlags.ENABLED
         assert not hw.flags("a") & StateFlags.COMMUNICATION_FAILURE
         with pytest.raises(CommandRefusedError, match=r"motor 'a': set_position refused: hardware "
                            r"'dynamixel' is unconfigured \(motor 'b' \(id 2\): sync read: "

@@ -31,6 +31,10 @@ acceleration           Profile Acceleration (-1 unlimited -> 0)
 control_pid            Position P/I/D Gain registers (times pid_scale)
 =====================  =======================================================
 
+Every value is clamped to its register's range (Goal Position +-1,048,575 ticks,
+Profile Velocity/Acceleration <= 32767, |Goal Velocity| <= 1023, currents <=
+current_limit_max), so no command can overflow a register.
+
 Per cycle on the bus: one group sync read (Present Current, Velocity, Position: 10
 bytes from address 126 of every servo) and one group sync write (Goal Current, Goal
 Velocity, Profile Acceleration, Profile Velocity, Goal Position: 18 bytes from 102).
@@ -93,6 +97,11 @@ BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 500000, 576000,
               1000000, 1152000, 2000000, 2500000, 3000000, 3500000, 4000000)
 MAX_ID = 252
 MAX_GAIN = 16383  # Position P/I/D Gain registers
+# X-series register ranges (e-Manual)
+MAX_GOAL_VELOCITY = 1023  # |Goal Velocity| <= Velocity Limit <= 1023
+MAX_PROFILE = 32767  # Profile Acceleration, Profile Velocity
+MAX_EXTENDED_POSITION = 1_048_575  # Goal Position in extended position mode (+-256 rev)
+MAX_CURRENT_REGISTER = 32767  # Current Limit / Goal Current are 2 bytes
 
 _DEFAULTS: dict[str, Any] = {
     "zero_ticks": 2048, "ticks_per_rev": 4096, "velocity_unit_rpm": 0.229,
@@ -102,8 +111,10 @@ _DEFAULTS: dict[str, Any] = {
 }
 
 
-def _signed(value: int, bits: int) -> int:
-    return value - (1 << bits) if value >= 1 << (bits - 1) else value
+def _register(value: float, low: int, high: int) -> int:
+    """``value`` in register units, clamped to the register's range [low, high] before
+    rounding (so that a huge or infinite command cannot overflow the register)."""
+    return round(min(max(value, low), high))
 
 
 def _le(value: int, size: int) -> list[int]:
@@ -167,13 +178,15 @@ class DynamixelHardware(HardwareComponent):
             if not isinstance(value, numbers.Real) or isinstance(value, bool) \
                     or not math.isfinite(value) or value <= 0:
                 return f"hardware setting {key!r} = {value!r}: must be a number > 0"
-        for key in ("zero_ticks", "current_limit_max"):
-            if not isinstance(s[key], int) or isinstance(s[key], bool) or s[key] < 0:
-                return f"hardware setting {key!r} = {s[key]!r}: must be an integer >= 0"
+        for key, high in (("zero_ticks", MAX_EXTENDED_POSITION),
+                          ("current_limit_max", MAX_CURRENT_REGISTER)):
+            if not isinstance(s[key], int) or isinstance(s[key], bool) or not 0 <= s[key] <= high:
+                return f"hardware setting {key!r} = {s[key]!r}: must be an integer 0..{high}"
         scale = s["pid_scale"]
         if not (isinstance(scale, (list, tuple)) and len(scale) == 3
-                and all(isinstance(v, numbers.Real) and v > 0 for v in scale)):
-            return f"hardware setting 'pid_scale' = {scale!r}: must be 3 numbers > 0"
+                and all(isinstance(v, numbers.Real) and not isinstance(v, bool)
+                        and math.isfinite(v) and v > 0 for v in scale)):
+            return f"hardware setting 'pid_scale' = {scale!r}: must be 3 finite numbers > 0"
         if s["current_control"] not in (None, True, False):
             return f"hardware setting 'current_control' = {s['current_control']!r}: true/false"
         rpm = 2.0 * math.pi / 60.0
@@ -202,19 +215,17 @@ class DynamixelHardware(HardwareComponent):
         if not opened:
             self.port = None
             return self.fail(self.reason or f"cannot open {self.port_name} at {self.baud_rate}")
-        self.models: list[int] = []
         for i, dxl_id in enumerate(self.ids):
             model, result, _ = self.packet.ping(self.port, dxl_id)
             if result != dxl.COMM_SUCCESS:
-                self._flag(i, StateFlags.COMMUNICATION_FAILURE)
-                return self.fail(self._why(i, "ping", result))
-            self.models.append(model)
+                return self._lost(i, "ping", result, CallbackReturn.FAILURE)
             if self.units[i]["current_control"] is None:
                 self.units[i]["current_control"] = model in CURRENT_SENSING_MODELS
             errors, result, _ = self.packet.read1ByteTxRx(self.port, dxl_id,
                                                           HARDWARE_ERROR_STATUS)
             if result != dxl.COMM_SUCCESS:
-                return self.fail(self._why(i, "read Hardware Error Status", result))
+                return self._lost(i, "read Hardware Error Status", result,
+                                  CallbackReturn.FAILURE)
             if errors:
                 self._hardware_error(i, errors)
                 return self.fail(self.faults[i], CallbackReturn.ERROR)  # on_error reboots
@@ -225,7 +236,7 @@ class DynamixelHardware(HardwareComponent):
         self.flags[:] = StateFlags.READY
         self.faults = [""] * len(self.ids)
         self.reason = ""
-        self._written: dict[int, tuple] = {}  # per motor: (mode, current limit), gains
+        self._written: dict[int, tuple] = {}  # per motor: (mode, current limit, torque)
         self._gains: dict[int, tuple] = {}
         return self._read_present()
 
@@ -289,16 +300,13 @@ class DynamixelHardware(HardwareComponent):
         """One sync read of Present Current/Velocity/Position for every servo."""
         result = self.reader.txPacket()
         if result != dxl.COMM_SUCCESS:
-            self.flags |= StateFlags.COMMUNICATION_FAILURE
-            return self.fail(f"sync read: {self.packet.getTxRxResult(result)}",
-                             CallbackReturn.ERROR)
+            return self._lost(None, "sync read", result)
         bank = self.bank
         alerts = []
         for i, dxl_id in enumerate(self.ids):
             data, result, error = self.packet.readRx(self.port, dxl_id, PRESENT_SIZE)
             if result != dxl.COMM_SUCCESS:
-                self._flag(i, StateFlags.COMMUNICATION_FAILURE)
-                return self.fail(self._why(i, "sync read", result), CallbackReturn.ERROR)
+                return self._lost(i, "sync read", result)
             raw = bytes(data)
             u = self.units[i]
             current = int.from_bytes(raw[0:2], "little", signed=True)
@@ -313,29 +321,32 @@ class DynamixelHardware(HardwareComponent):
             errors, result, _ = self.packet.read1ByteTxRx(self.port, self.ids[i],
                                                           HARDWARE_ERROR_STATUS)
             if result != dxl.COMM_SUCCESS:
-                self._flag(i, StateFlags.COMMUNICATION_FAILURE)
-                return self.fail(self._why(i, "read Hardware Error Status", result),
-                                 CallbackReturn.ERROR)
+                return self._lost(i, "read Hardware Error Status", result)
             self._hardware_error(i, errors)
         if alerts:
             return self.fail("; ".join(self.faults[i] for i in alerts), CallbackReturn.ERROR)
         return CallbackReturn.SUCCESS
 
     def _goal_bytes(self, i: int, mode: int) -> list[int]:
-        """The 18 bytes from Goal Current to Goal Position for motor ``i``."""
+        """The 18 bytes from Goal Current to Goal Position for motor ``i``, each value
+        clamped to its register's range (Python floats: a huge command cannot overflow)."""
         bank, u = self.bank, self.units[i]
-        ticks_now = u["zero"] + round(bank.position[i] / u["rad_per_tick"])
         current = velocity = profile_velocity = 0
-        position = ticks_now
+        ticks = float(bank.position[i]) / u["rad_per_tick"]  # hold where it is
         if mode == Mode.EFFORT:
-            current = round(bank.applied_force[i] / u["kt"] / u["current"])
+            limit = u["current_limit_max"]
+            current = _register(float(bank.applied_force[i]) / u["kt"] / u["current"],
+                                -limit, limit)
         elif mode == Mode.VELOCITY:
-            velocity = round(bank.target_velocity[i] / u["velocity"])
+            velocity = _register(float(bank.target_velocity[i]) / u["velocity"],
+                                 -MAX_GOAL_VELOCITY, MAX_GOAL_VELOCITY)
         elif mode == Mode.POSITION:
-            position = u["zero"] + round(bank.target_position[i] / u["rad_per_tick"])
-            profile_velocity = max(1, round(abs(bank.target_velocity[i]) / u["velocity"]))
-        a = bank.acceleration[i]
-        profile_acceleration = 0 if a < 0 else max(1, round(a / u["acceleration"]))
+            ticks = float(bank.target_position[i]) / u["rad_per_tick"]
+            profile_velocity = _register(abs(float(bank.target_velocity[i])) / u["velocity"],
+                                         1, MAX_PROFILE)
+        position = _register(u["zero"] + ticks, -MAX_EXTENDED_POSITION, MAX_EXTENDED_POSITION)
+        a = float(bank.acceleration[i])
+        profile_acceleration = 0 if a < 0 else _register(a / u["acceleration"], 1, MAX_PROFILE)
         return (_le(current, 2) + _le(velocity, 4) + _le(profile_acceleration, 4)
                 + _le(profile_velocity, 4) + _le(position, 4))
 
@@ -347,9 +358,7 @@ class DynamixelHardware(HardwareComponent):
             self.writer.addParam(dxl_id, self._goal_bytes(i, int(modes[i])))
         result = self.writer.txPacket()
         if result != dxl.COMM_SUCCESS:
-            self.flags |= StateFlags.COMMUNICATION_FAILURE
-            return self.fail(f"sync write: {self.packet.getTxRxResult(result)}",
-                             CallbackReturn.ERROR)
+            return self._lost(None, "sync write", result)
         return CallbackReturn.SUCCESS
 
     def _write_settings(self) -> CallbackReturn:
@@ -358,25 +367,24 @@ class DynamixelHardware(HardwareComponent):
         modes = command_modes(bank)
         for i, u in enumerate(self.units):
             mode = int(modes[i])
-            limit = min(round(bank.available_force[i] / u["kt"] / u["current"]),
-                        u["current_limit_max"]) if u["current_control"] else None
-            operating = OPERATING_MODE_OF.get(Mode(mode))
+            limit = _register(float(bank.available_force[i]) / u["kt"] / u["current"], 0,
+                              u["current_limit_max"]) if u["current_control"] else None
+            previous = self._written.get(i, (None, None, None))
+            # off keeps the last operating mode: only the torque goes
+            operating = OPERATING_MODE_OF.get(Mode(mode), previous[0])
             wanted = (operating, limit, mode != Mode.OFF)
-            previous = self._written.get(i)
             if wanted != previous:
                 steps = [(TORQUE_ENABLE, 1, 0)]
-                if operating is not None and (previous is None or previous[0] != operating):
+                if operating is not None and operating != previous[0]:
                     steps.append((OPERATING_MODE, 1, operating))
-                if limit is not None and (previous is None or previous[1] != limit):
+                if limit is not None and limit != previous[1]:
                     steps.append((CURRENT_LIMIT, 2, limit))
-                if mode != Mode.OFF:
+                if wanted[2]:
                     steps.append((TORQUE_ENABLE, 1, 1))
                 for address, size, value in steps:
                     ret = self._write(i, address, _le(value, size), "write")
                     if ret is not CallbackReturn.SUCCESS:
                         return ret
-                if operating is None:  # off: keep the last mode
-                    wanted = (previous[0] if previous else None, limit, False)
                 self._written[i] = wanted
             gains, warnings = self._gain_registers(i)
             if self._gains.get(i) != gains:
@@ -394,22 +402,20 @@ class DynamixelHardware(HardwareComponent):
         warning per clipped gain."""
         bank, scale = self.bank, self.units[i]["pid_scale"]
         registers, warnings = [], []
-        for name, gain, k in (("D", bank.control_d[i], scale[2]),
-                              ("I", bank.control_i[i], scale[1]),
-                              ("P", bank.control_p[i], scale[0])):
-            value = round(gain * k)
-            if value > MAX_GAIN:
-                warnings.append(f"motor {bank.names[i]!r}: {name} gain {gain:g} is {value} "
-                                f"register units, beyond {MAX_GAIN}; clipped")
-                value = MAX_GAIN
+        for name, gain, k in (("D", float(bank.control_d[i]), scale[2]),
+                              ("I", float(bank.control_i[i]), scale[1]),
+                              ("P", float(bank.control_p[i]), scale[0])):
+            value = _register(gain * k, 0, MAX_GAIN)
+            if gain * k >= MAX_GAIN + 0.5:  # rounds beyond the register
+                warnings.append(f"motor {bank.names[i]!r}: {name} gain {gain:g} is "
+                                f"{gain * k:g} register units, beyond {MAX_GAIN}; clipped")
             registers.append(value)
         return (registers[0], registers[1], registers[2]), warnings
 
     def _write(self, i: int, address: int, data: list[int], what: str) -> CallbackReturn:
         result, error = self.packet.writeTxRx(self.port, self.ids[i], address, len(data), data)
         if result != dxl.COMM_SUCCESS:
-            self._flag(i, StateFlags.COMMUNICATION_FAILURE)
-            return self.fail(self._why(i, what, result), CallbackReturn.ERROR)
+            return self._lost(i, what, result)
         if error & 0x7F:
             return self.fail(f"motor {self.bank.names[i]!r} (id {self.ids[i]}): {what} at "
                              f"{address}: {self.packet.getRxPacketError(error)}",
@@ -433,9 +439,15 @@ class DynamixelHardware(HardwareComponent):
     def _flag(self, i: int, flag: StateFlags) -> None:
         self.flags[i] = (int(self.flags[i]) | flag) & ~int(StateFlags.ENABLED)
 
-    def _why(self, i: int, what: str, result: int) -> str:
-        return (f"motor {self.bank.names[i]!r} (id {self.ids[i]}): {what}: "
-                f"{self.packet.getTxRxResult(result)}")
+    def _lost(self, i: int | None, what: str, result: int,
+              code: CallbackReturn = CallbackReturn.ERROR) -> CallbackReturn:
+        """A transaction with motor ``i`` (every motor: None) failed: flag it, say why."""
+        why = f"{what}: {self.packet.getTxRxResult(result)}"
+        for k in range(len(self.ids)) if i is None else (i,):
+            self._flag(k, StateFlags.COMMUNICATION_FAILURE)
+        if i is not None:
+            why = f"motor {self.bank.names[i]!r} (id {self.ids[i]}): {why}"
+        return self.fail(why, code)
 
     def _hardware_error(self, i: int, bits: int) -> None:
         names = [text for bit, text in HARDWARE_ERRORS.items() if bits & bit] or [f"0x{bits:02x}"]
