@@ -6,6 +6,7 @@ missing. Time is driven with ~/pause and ~/step (the node starts paused), never 
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 
@@ -369,7 +370,18 @@ def test_node_on_dynamixel_serves_the_table_and_publishes_what_it_reads(dxl_bus,
     assert not response.success and "runs in real time" in response.message
 
 
-def test_node_survives_a_silent_bus_and_recovers(dxl_bus, hw_node):
+@pytest.fixture
+def python_default_log_level():
+    """Python's default root level, WARNING (launch_testing's pytest plugin sets INFO)."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.WARNING)  # setLevel also clears the loggers' level caches
+    yield
+    root.setLevel(level)
+
+
+def test_node_survives_a_silent_bus_and_recovers(dxl_bus, python_default_log_level, hw_node):
+    """...and its INFO "recovered" reaches /rosout whatever the Python root level."""
     h = hw_node
     logs = h.listen("/rosout", Log)
     h.wait_for(lambda: h.node.hw.active, "the plugin active")

@@ -104,6 +104,19 @@ class _RosLogHandler(logging.Handler):
     def __init__(self, node: Node) -> None:
         super().__init__(logging.INFO)
         self._logger = node.get_logger()
+        self._library = logging.getLogger("servo_sim")
+        self._level = self._library.level
+
+    def attach(self) -> None:
+        """Receive the library's records from INFO up: Python's default (root WARNING)
+        would drop INFO (a recovered device, the URDF limits) before any handler."""
+        self._library.addHandler(self)
+        if self._level == logging.NOTSET or self._level > logging.INFO:
+            self._library.setLevel(logging.INFO)
+
+    def detach(self) -> None:
+        self._library.removeHandler(self)
+        self._library.setLevel(self._level)
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.levelno >= logging.ERROR:
@@ -121,11 +134,11 @@ class ServoSimNode(Node):
         super().__init__("servo_sim", automatically_declare_parameters_from_overrides=True,
                          **kwargs)
         self._log_handler = _RosLogHandler(self)
-        logging.getLogger("servo_sim").addHandler(self._log_handler)
+        self._log_handler.attach()
         try:
             self.hw = HardwareSystem(self._read_config())
         except ConfigError:
-            logging.getLogger("servo_sim").removeHandler(self._log_handler)
+            self._log_handler.detach()
             raise
         self.sim = self.hw.sim
         self._declare_parameters()
@@ -438,7 +451,7 @@ class ServoSimNode(Node):
 
     def destroy_node(self) -> None:
         self.hw.shutdown()  # a real device is left with its torque off
-        logging.getLogger("servo_sim").removeHandler(self._log_handler)
+        self._log_handler.detach()
         super().destroy_node()
 
 
