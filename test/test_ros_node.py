@@ -342,7 +342,7 @@ def dxl_config(port):
 
 @pytest.fixture
 def hw_node(dxl_bus):
-    harness = Harness(base=dxl_config(dxl_bus.port))
+    harness = Harness(base=dxl_config(dxl_bus.port), real_time_factor=3.0)  # ignored
     yield harness
     harness.close()
 
@@ -368,6 +368,11 @@ def test_node_on_dynamixel_serves_the_table_and_publishes_what_it_reads(dxl_bus,
                "the refusal on /rosout")
     response = h.call("/servo_sim/pause", Trigger)
     assert not response.success and "runs in real time" in response.message
+    # the pacing of real hardware is the wall clock: real_time_factor stays 1
+    result = h.node.set_parameters([Parameter("real_time_factor", value=2.0)])[0]
+    assert not result.successful
+    assert result.reason == "parameter 'real_time_factor': hardware 'dynamixel' runs in real time"
+    assert h.node.get_parameter("real_time_factor").value == 1.0
 
 
 @pytest.fixture

@@ -68,6 +68,8 @@ from .params import (
 MAX_CATCH_UP_STEPS = 100
 #: Wall time one tick may spend stepping when running as fast as possible.
 FREE_RUN_SLICE_S = 0.005
+#: Node settings that only a simulation honours, with the value real hardware runs at.
+_SIMULATION_ONLY = {"real_time_factor": 1.0, "publish_clock": False, "start_paused": False}
 
 _TYPES = {"bool": ParameterType.PARAMETER_BOOL, "integer": ParameterType.PARAMETER_INTEGER,
           "double": ParameterType.PARAMETER_DOUBLE, "string": ParameterType.PARAMETER_STRING,
@@ -141,15 +143,13 @@ class ServoSimNode(Node):
             self._log_handler.detach()
             raise
         self.sim = self.hw.sim
-        self._declare_parameters()
-        if not self.hw.simulated:
-            for name, value in (("real_time_factor", 1.0), ("publish_clock", False),
-                                ("start_paused", False)):
+        if not self.hw.simulated:  # declared with the values in force
+            for name, value in _SIMULATION_ONLY.items():
                 if self._settings[name] != value:
-                    self.get_logger().warning(
-                        f"{name} = {self._settings[name]} ignored: hardware "
-                        f"{self.hw.plugin_name!r} runs in real time")
+                    self.get_logger().warning(f"{name} = {self._settings[name]} ignored: "
+                                              f"{self._real_time()}")
                     self._settings[name] = value
+        self._declare_parameters()
         self.hw.start()  # a device that does not answer is retried by the cycle
 
         self._feedback_publishers: dict[tuple[str, str], Any] = {}
@@ -230,7 +230,12 @@ class ServoSimNode(Node):
                 return SetParametersResult(successful=False, reason=str(exc))
         return SetParametersResult(successful=True)
 
+    def _real_time(self) -> str:
+        return f"hardware {self.hw.plugin_name!r} runs in real time"
+
     def _apply_setting(self, name: str, value: Any) -> None:
+        if not self.hw.simulated and name in _SIMULATION_ONLY:
+            raise ValueError(f"parameter {name!r}: {self._real_time()}")
         self._settings[name] = value
         if name == "real_time_factor":
             self._timer.timer_period_ns = int(self._tick_period() * 1e9)
@@ -270,7 +275,7 @@ class ServoSimNode(Node):
         """True (and the response filled) when the hardware is real: no pause/step/reset."""
         if self.hw.simulated:
             return False
-        why = f"{service}: refused: hardware {self.hw.plugin_name!r} runs in real time"
+        why = f"{service}: refused: {self._real_time()}"
         self.get_logger().warning(why)
         response.success = False
         if hasattr(response, "message"):
