@@ -180,7 +180,8 @@ def test_configure_and_activate_write_the_settings(bus, hw):
         assert bus.get(i, emu.CURRENT_LIMIT, 2) == 627
         assert bus.get(i, emu.POSITION_P_GAIN, 2) == 10 * 128  # default P 10 = KPP 10
         assert hw.flags(f"{'abc'[i - 1]}") == StateFlags.READY | StateFlags.ENABLED
-    assert hw.component.capabilities(0) == Capabilities.all_webots()
+    assert hw.component.capabilities(0) == (Capabilities.all_webots()
+                                            | Capabilities.TRAPEZOIDAL_COMMAND)
     hw.deactivate()
     assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [0, 0, 0]
 

@@ -105,7 +105,8 @@ def test_sim_flags_and_capabilities():
     hw = HardwareSystem(load_config(default_config_path()))
     hw.start()
     assert hw.flags("arm") == StateFlags.READY | StateFlags.ENABLED
-    assert hw.component.capabilities(0) == Capabilities.all_webots()
+    assert hw.component.capabilities(0) == (Capabilities.all_webots()
+                                            | Capabilities.TRAPEZOIDAL_COMMAND)
     hw.deactivate()
     assert hw.flags("arm") == StateFlags.READY
 

@@ -35,6 +35,14 @@ Commands (``write()`` sends them; :func:`command_modes` names the active one)::
     bank.available_force    force/torque limit; 0 = motor off (passive joint)
     bank.control_p, control_i, control_d        position PID gains
     bank.acceleration       acceleration limit; -1 = unlimited
+    bank.velocity_setpoint  velocity control: the velocity to follow now (the target,
+                            or the ramp of a halt)
+    bank.speed_limit        position control: the speed limit now
+    bank.enabled            False: torque off (disabled or e-stopped)
+
+The model computes trapezoidal moves, halts and the watchdog before each cycle
+(``servo_sim.model.safety``): a plugin only ever sees position, velocity and effort
+commands.
 
 Per motor, ``self.flags`` (:class:`StateFlags`) and ``self.faults`` (text) say what
 the device reported.
@@ -52,6 +60,7 @@ import numpy as np
 
 from ..model.bank import MotorBank
 from ..model.config import MotorConfig, SimulationConfig, ros_name
+from ..model.safety import StateFlags as StateFlags  # re-exported: the plugins' flags
 
 #: Version of this base class. A plugin states the version it was written for in
 #: ``API_VERSION``; the registry refuses a plugin whose major version differs.
@@ -108,27 +117,10 @@ def capability_names(caps: Capabilities) -> str:
     return " or ".join(names) or "unknown"
 
 
-class StateFlags(enum.IntFlag):
-    """Per-motor state flags (seed 004 ``ServoStateFlags``, same bits)."""
-
-    UNKNOWN = 0
-    READY = 0x1
-    STREAMING = 0x2
-    WARNING = 0x4
-    ERROR = 0x8
-    FATAL_ERROR = 0x10
-    E_STOP = 0x20
-    HOMED = 0x40
-    HOMING_REQUIRED = 0x80
-    COMMUNICATION_FAILURE = 0x100
-    VALID_COMMAND = 0x200
-    ENABLED = 0x400
-
-
 class Mode(enum.IntEnum):
     """The command a motor is following, as the bank's command arrays say."""
 
-    OFF = -1  # available force 0: the passive joint of SPEC §2.2
+    OFF = -1  # available force 0, disabled or e-stopped: the passive joint of SPEC §2.2
     POSITION = 1
     VELOCITY = 2
     EFFORT = 3
@@ -138,7 +130,7 @@ def command_modes(bank: MotorBank) -> np.ndarray:
     """The :class:`Mode` of every motor (an int array) from the bank's command arrays."""
     modes = np.where(np.isfinite(bank.target_position), int(Mode.POSITION), int(Mode.VELOCITY))
     modes[bank.force_control] = int(Mode.EFFORT)
-    modes[(bank.available_force <= 0.0) & ~bank.force_control] = int(Mode.OFF)
+    modes[((bank.available_force <= 0.0) | ~bank.enabled) & ~bank.force_control] = int(Mode.OFF)
     return modes
 
 

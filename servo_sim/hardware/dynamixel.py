@@ -24,7 +24,9 @@ Mapping of the Webots commands (the bank's command arrays) to the control table:
 =====================  =======================================================
 position control       Operating Mode 4 (extended position), Goal Position;
                        speed limit -> Profile Velocity (0 rad/s -> 1 unit)
-velocity control       Operating Mode 1 (velocity), Goal Velocity
+halt, trapezoidal      position control: the model's set-point each cycle
+velocity control       Operating Mode 1 (velocity), Goal Velocity (a halt: its ramp)
+disable, e-stop        Torque Enable off
 force/torque control   Operating Mode 0 (current), Goal Current = F / kt
 available force        Current Limit = F / kt; 0 = Torque Enable off
 acceleration           Profile Acceleration (-1 unlimited -> 0)
@@ -288,8 +290,8 @@ class DynamixelHardware(HardwareComponent):
 
     def capabilities(self, index: int) -> Capabilities:
         caps = (Capabilities.POSITION_COMMAND | Capabilities.VELOCITY_COMMAND
-                | Capabilities.PID_GAINS | Capabilities.VELOCITY_LIMIT
-                | Capabilities.ACCELERATION_LIMIT)
+                | Capabilities.TRAPEZOIDAL_COMMAND | Capabilities.PID_GAINS
+                | Capabilities.VELOCITY_LIMIT | Capabilities.ACCELERATION_LIMIT)
         if self.units[index]["current_control"]:
             caps |= Capabilities.EFFORT_COMMAND | Capabilities.AVAILABLE_FORCE
         return caps
@@ -338,11 +340,11 @@ class DynamixelHardware(HardwareComponent):
             current = _register(float(bank.applied_force[i]) / u["kt"] / u["current"],
                                 -limit, limit)
         elif mode == Mode.VELOCITY:
-            velocity = _register(float(bank.target_velocity[i]) / u["velocity"],
+            velocity = _register(float(bank.velocity_setpoint[i]) / u["velocity"],
                                  -MAX_GOAL_VELOCITY, MAX_GOAL_VELOCITY)
         elif mode == Mode.POSITION:
             ticks = float(bank.target_position[i]) / u["rad_per_tick"]
-            profile_velocity = _register(abs(float(bank.target_velocity[i])) / u["velocity"],
+            profile_velocity = _register(float(bank.speed_limit[i]) / u["velocity"],
                                          1, MAX_PROFILE)
         position = _register(u["zero"] + ticks, -MAX_EXTENDED_POSITION, MAX_EXTENDED_POSITION)
         a = float(bank.acceleration[i])

@@ -36,4 +36,4 @@ class SimHardware(HardwareComponent):
         return CallbackReturn.SUCCESS
 
     def capabilities(self, index: int) -> Capabilities:
-        return Capabilities.all_webots()
+        return Capabilities.all_webots() | Capabilities.TRAPEZOIDAL_COMMAND

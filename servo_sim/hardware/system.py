@@ -4,7 +4,9 @@ manager, for one component).
 :class:`HardwareSystem` owns the motor bank (commands, state, sensors, clock) and a
 plugin. Commands go through the model's ``Motor`` handles (Webots semantics) after a
 check that the plugin is active and the device supports them; :meth:`cycle` is one
-control cycle: ``read()`` -> clock and sensors -> ``write()``.
+control cycle: supervision (watchdog, halts, trapezoidal set-points: the model's
+``safety``) -> ``read()`` -> clock and sensors -> ``write()``. Enable, disable and the
+e-stop are the model's and always accepted, whatever the device's state.
 
 Failures: a ``read()`` or ``write()`` that does not return SUCCESS puts the plugin
 through ``on_error()`` (-> unconfigured); from then on, once every
@@ -21,8 +23,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..model import Motor, Simulation
 from ..model.config import SimulationConfig
+from ..model.motor import CommandRefusedError
+from ..model.safety import FAULT_FLAGS, report, status
 from .base import (
     CallbackReturn,
     Capabilities,
@@ -49,11 +55,16 @@ COMMAND_CAPABILITIES: dict[str, Capabilities] = {
     "set_control_pid": Capabilities.PID_GAINS,
     "set_force": Capabilities.EFFORT_COMMAND,
     "set_torque": Capabilities.EFFORT_COMMAND,
+    "halt": Capabilities.POSITION_COMMAND,
+    "trapezoidal_move": Capabilities.TRAPEZOIDAL_COMMAND,
 }
-
-
-class CommandRefusedError(ValueError):
-    """A command the hardware cannot take now or at all; the message says why."""
+#: CommandRefusedError is the model's: the hardware refuses the same way the model does
+__all__ = [
+    "COMMAND_CAPABILITIES",
+    "RECOVERY_PERIOD_MS",
+    "CommandRefusedError",
+    "HardwareSystem",
+]
 
 
 class HardwareSystem:
@@ -141,9 +152,16 @@ class HardwareSystem:
         self._last_report = message
 
     def _handle_error(self, where: str) -> None:
-        """ros2_control's error path: on_error(); SUCCESS -> unconfigured, else finalized."""
-        self._report(logging.ERROR, f"hardware {self.plugin_name!r}: {where}: "
-                     f"{self.component.reason or 'error'}; commands halted")
+        """ros2_control's error path: on_error(); SUCCESS -> unconfigured, else finalized.
+
+        The enabled motors are halted first (a move in progress is aborted), so that a
+        recovered device holds where it is."""
+        why = self.component.reason or "error"
+        self._report(logging.ERROR, f"hardware {self.plugin_name!r}: {where}: {why}; "
+                     "commands halted")
+        bank = self.sim.bank
+        with bank.lock:
+            bank.supervisor.halt(np.flatnonzero(bank.enabled), f"hardware error: {why}")
         ret = self._call("on_error")
         self.state = (LifecycleState.UNCONFIGURED if ret is CallbackReturn.SUCCESS
                       else LifecycleState.FINALIZED)
@@ -172,18 +190,22 @@ class HardwareSystem:
         bank = self.sim.bank
         dt = bank.dt if period is None else period
         read = False
-        if self.state is LifecycleState.ACTIVE:
-            if self._call("read", bank.time_ms / 1000.0, dt) is CallbackReturn.SUCCESS:
-                read = True
-            else:
-                self._handle_error("read")
-        elif self.state is LifecycleState.UNCONFIGURED and bank.time_ms >= self._retry_at_ms:
-            self._recover()
-        bank.time_ms += bank.step_ms
-        if read:
-            bank.sample_sensors()
-            if self._call("write", bank.time_ms / 1000.0, dt) is not CallbackReturn.SUCCESS:
-                self._handle_error("write")
+        with bank.lock:
+            if self.state is LifecycleState.ACTIVE:
+                bank.supervise()
+                bank.previous_velocity, bank.period = bank.velocity.copy(), dt
+                if self._call("read", bank.time_ms / 1000.0, dt) is CallbackReturn.SUCCESS:
+                    read = True
+                else:
+                    self._handle_error("read")
+            elif self.state is LifecycleState.UNCONFIGURED \
+                    and bank.time_ms >= self._retry_at_ms:
+                self._recover()
+            bank.time_ms += bank.step_ms
+            if read:
+                bank.sample_sensors()
+                if self._call("write", bank.time_ms / 1000.0, dt) is not CallbackReturn.SUCCESS:
+                    self._handle_error("write")
         return read
 
     def step(self, n: int = 1) -> None:
@@ -236,8 +258,30 @@ class HardwareSystem:
                     f"{self.plugin_name!r} (needs {capability_names(needed)})")
 
     def flags(self, motor: str) -> StateFlags:
-        """The device's state flags for ``motor``."""
+        """The device's state flags for ``motor`` (as the plugin reports them)."""
         return StateFlags(int(self.component.flags[self.sim.motor_names.index(motor)]))
+
+    def device_flags(self) -> np.ndarray:
+        """Every motor's device flags; not ready while the plugin is not active, ERROR
+        when it failed without flagging a motor."""
+        flags = np.asarray(self.component.flags, dtype=np.int64).copy()
+        if self.state is not LifecycleState.ACTIVE:
+            flags &= ~int(StateFlags.READY | StateFlags.ENABLED)
+            if self.component.reason:
+                flags |= np.where(flags & int(FAULT_FLAGS), 0, int(StateFlags.ERROR))
+        return flags
+
+    def report(self) -> tuple[np.ndarray, np.ndarray]:
+        """(mode, flags) of every motor: the model's state with the device's flags."""
+        return report(self.sim.bank, self.device_flags())
+
+    def status(self) -> list[tuple[int, str]]:
+        """Per motor, (diagnostic level 0/1/2, why): for /diagnostics."""
+        modes, flags = self.report()
+        bank, faults = self.sim.bank, self.component.faults
+        fallback = self.component.reason if self.state is not LifecycleState.ACTIVE else ""
+        return [status(bank, i, int(modes[i]), int(flags[i]), faults[i] or fallback)
+                for i in range(bank.n)]
 
     def reset(self) -> None:
         """Back to the initial state (simulated hardware only)."""

@@ -12,19 +12,26 @@ from .config import (
     parse_config,
     ros_name,
 )
-from .motor import LINEAR, ROTATIONAL, Motor
+from .motor import LINEAR, ROTATIONAL, CommandRefusedError, Motor
+from .safety import Move, ServoMode, StateFlags, Trapezoid, plan_trapezoid
 from .simulation import Simulation
 
 __all__ = [
     "LINEAR",
     "ROTATIONAL",
+    "CommandRefusedError",
     "ConfigError",
     "Motor",
     "MotorConfig",
+    "Move",
+    "ServoMode",
     "Simulation",
     "SimulationConfig",
+    "StateFlags",
+    "Trapezoid",
     "from_ros_parameters",
     "load_config",
     "parse_config",
+    "plan_trapezoid",
     "ros_name",
 ]

@@ -20,11 +20,13 @@ An off motor (available force 0, or force control) is the same constraint with
 
 from __future__ import annotations
 
+import threading
 from functools import partial
 
 import numpy as np
 
 from .config import SimulationConfig
+from .safety import ServoMode, Supervisor
 from .sensors import SampledSensors, measure_position
 
 GRAVITY = 9.81
@@ -70,9 +72,22 @@ class MotorBank:
         self.requested_position = self.initial_position.copy()
         self.requested_velocity = self.max_velocity.copy()
 
+        # modes and safety (safety.py): a motor starts enabled, holding its position
+        self.mode = np.full(self.n, int(ServoMode.HALT), dtype=np.int8)
+        self.enabled = np.ones(self.n, dtype=bool)
+        self.e_stop = np.zeros(self.n, dtype=bool)
+        self.halting = np.zeros(self.n, dtype=bool)  # velocity ramp to 0, then hold
+        self.warning = np.zeros(self.n, dtype=bool)
+        self.warnings = [""] * self.n  # why each warning flag is set
+        self.last_command_ms = np.zeros(self.n)
+        #: every command and step holds this lock (commands may come from any thread)
+        self.lock = getattr(self, "lock", None) or threading.RLock()
+
         # state
         self.position = self.initial_position.copy()
         self.velocity = np.zeros(self.n)
+        self.previous_velocity = self.velocity  # the velocity one step before
+        self.period = self.dt  # the time between them, s
         self.motor_force = np.zeros(self.n)
         self.energy = np.zeros(self.n)
         self.error_integral = np.zeros(self.n)
@@ -94,13 +109,17 @@ class MotorBank:
         self._position_control = np.zeros(self.n, dtype=bool)
         self._pid_gain = np.zeros(self.n)
         self._not_pid_gain = np.zeros(self.n)
-        self._pid_target = np.zeros(self.n)
+        self.pid_target = np.zeros(self.n)  # the position the PID compares with
+        self.feedforward = np.zeros(self.n)  # velocity added to the PID output (moves)
         self._position_gain = np.zeros(self.n)
-        self._velocity_term = np.zeros(self.n)
-        self._speed_limit = np.zeros(self.n)
+        #: velocity control: the set-point (the target, or a halting ramp); else 0
+        self.velocity_setpoint = np.zeros(self.n)
+        #: position control: the speed limit (|target velocity|; a move: max_velocity)
+        self.speed_limit = np.zeros(self.n)
         self._d_over_dt = np.zeros(self.n)
         self._acceleration_limited = np.zeros(self.n, dtype=bool)
         self._acceleration_step = np.zeros(self.n)
+        self.supervisor = Supervisor(self)
         self.refresh()
 
     # ------------------------------------------------------------------ bookkeeping
@@ -151,6 +170,8 @@ class MotorBank:
         self.external_load = column(lambda m: m.load.external)
         self.position_noise = column(lambda m: m.position_sensor.noise)
         self.position_resolution = column(lambda m: m.position_sensor.resolution)
+        self.command_timeout_ms = column(lambda m: m.command_timeout * 1000.0)
+        self.any_watchdog = bool(self.command_timeout_ms.any())
 
         # constants of the step
         dt = self.dt
@@ -163,15 +184,16 @@ class MotorBank:
         self._any_gravity_torque = bool(self._gravity_torque.any())
         self._any_spring = bool(self.spring_constant.any())
         self._any_stops = bool(self.stops.any())
-        self._stop_low = np.where(self.stops, self.min_stop, -np.inf)
-        self._stop_high = np.where(self.stops, self.max_stop, np.inf)
+        self.stop_low = np.where(self.stops, self.min_stop, -np.inf)
+        self.stop_high = np.where(self.stops, self.max_stop, np.inf)
 
     def refresh(self, idx: slice | np.ndarray = slice(None)) -> None:
         """Recompute what the step derives from the commands, for motors ``idx``."""
-        active = ~self.force_control[idx] & (self.available_force[idx] > 0.0)
+        active = self.enabled[idx] & ~self.force_control[idx] & (self.available_force[idx] > 0.0)
         target = self.target_position[idx]
         position_control = np.isfinite(target)
         pid = active & position_control
+        moving = self.supervisor.trapezoidal[idx]
         self._active_gain[idx] = active
         self._force_limit[idx] = np.where(active, self.available_force[idx],
                                           self.static_friction[idx])
@@ -179,24 +201,41 @@ class MotorBank:
         self._velocity_control[idx] = ~position_control
         self._pid_gain[idx] = pid
         self._not_pid_gain[idx] = ~pid
-        self._pid_target[idx] = np.where(pid, target, 0.0)
+        self.pid_target[idx] = np.where(pid, target, 0.0)
         self._position_gain[idx] = position_control
-        self._velocity_term[idx] = np.where(position_control, 0.0, self.target_velocity[idx])
-        self._speed_limit[idx] = np.abs(self.target_velocity[idx])
+        halting = self.halting[idx]
+        self.velocity_setpoint[idx] = np.where(
+            position_control, 0.0, np.where(halting, self.velocity_setpoint[idx],
+                                            self.target_velocity[idx]))
+        self.speed_limit[idx] = np.where(moving, self.max_velocity[idx],
+                                         np.abs(self.target_velocity[idx]))
         with np.errstate(over="ignore"):  # D near 1e308: inf, saturated by the step
             self._d_over_dt[idx] = self.control_d[idx] / self.dt
         self._acceleration_limited[idx] = self.acceleration[idx] >= 0.0
         self._acceleration_step[idx] = np.abs(self.acceleration[idx]) * self.dt
         self._any_acceleration_limit = bool(self._acceleration_limited.any())
         self._any_force_control = bool(self.force_control.any())
+        self._any_feedforward = bool(self.supervisor.trapezoidal.any())
+        self.any_halting = bool(self.halting.any())
 
     # ------------------------------------------------------------------ stepping
 
     def step(self) -> None:
         """Advance every motor by one basic time step, then refresh due sensors."""
-        self.step_physics()
-        self.time_ms += self.step_ms
-        self.sample_sensors()
+        with self.lock:
+            self.supervise()
+            self.step_physics()
+            self.time_ms += self.step_ms
+            self.sample_sensors()
+
+    def supervise(self) -> None:
+        """What the start of a step triggers: watchdog, halting ramps, trapezoidal moves."""
+        if self.supervisor.busy:
+            self.supervisor.update()
+
+    def joint_acceleration(self) -> np.ndarray:
+        """The acceleration over the last step (finite difference of the velocity)."""
+        return (self.velocity - self.previous_velocity) / self.period
 
     def step_physics(self) -> None:
         """The state one step on (position, velocity, motor force, energy); not the clock."""
@@ -206,15 +245,19 @@ class MotorBank:
             self._step_dynamic()
 
     def reset(self) -> None:
-        """Back to the initial state of the current config, in place (handles stay valid)."""
-        self.__init__(self.config)
+        """Back to the initial state of the current config, in place (handles stay valid).
+
+        Moves in progress end as aborted."""
+        with self.lock:
+            self.supervisor.supersede(np.arange(self.n), "reset")
+            self.__init__(self.config)
 
     def _step_dynamic(self) -> None:
         dt = self.dt
         x = self.position
         # PID -> desired velocity; only powered, position-controlled motors (gain 1)
         # integrate and remember their error, the others keep theirs (Webots)
-        error = self._pid_target - x
+        error = self.pid_target - x
         error *= self._pid_gain
         integral = self.error_integral
         integral += error * dt
@@ -224,13 +267,15 @@ class MotorBank:
         u += (error - previous) * self._d_over_dt
         previous *= self._not_pid_gain
         previous += error
+        if self._any_feedforward:  # trapezoidal moves: the profile's velocity
+            u += self.feedforward
         # saturate at the speed limit; fmin/fmax also map an undefined output (inf - inf
         # from absurd gains) to the limit, so the state stays finite
-        speed = self._speed_limit
+        speed = self.speed_limit
         v_des = np.fmin(u, speed, out=u)
         np.fmax(v_des, -speed, out=v_des)
         v_des *= self._position_gain
-        v_des += self._velocity_term  # velocity control: the signed target velocity
+        v_des += self.velocity_setpoint  # velocity control: the signed set-point
         if self._any_acceleration_limit:
             step = self._acceleration_step
             previous_command = self.command_velocity
@@ -266,7 +311,8 @@ class MotorBank:
         if self._any_stops:
             self._apply_stops(x_new, v_new)
         self.position = x_new
-        self.velocity = v_new
+        self.previous_velocity, self.velocity = self.velocity, v_new
+        self.period = dt
         force *= self._active_gain  # friction of an off motor is not motor force
         self.motor_force = force
         self.energy += np.abs(force) * self._energy_per_force
@@ -282,12 +328,12 @@ class MotorBank:
             ((x >= self.max_position) & (target_velocity >= 0.0))
             | ((x <= self.min_position) & (target_velocity <= 0.0)))
         arrived = self._position_control & (np.abs(target - x) < KINEMATIC_TARGET_THRESHOLD)
-        idle = blocked | arrived | self.force_control
+        idle = blocked | arrived | self.force_control | ~self.enabled
 
         available = self.available_force
         acc = np.where((self.acceleration == -1.0) | (self.acceleration > available),
                        available, self.acceleration)
-        goal = np.where(velocity_control, target_velocity, np.abs(target_velocity))
+        goal = np.where(velocity_control, self.velocity_setpoint, np.abs(target_velocity))
         current = self.command_velocity
         gap = goal - current
         current = np.where(np.abs(gap) > KINEMATIC_VELOCITY_THRESHOLD,
@@ -299,18 +345,23 @@ class MotorBank:
         x_new = np.where(velocity_control, x_new,
                          np.where(direction > 0, np.minimum(x_new, target),
                                   np.maximum(x_new, target)))
+        if self._any_feedforward:  # trapezoidal moves: exactly on the profile
+            moving = self.supervisor.trapezoidal
+            x_new = np.where(moving, target, x_new)
+            current = np.where(moving, self.feedforward, current)
         v_new = (x_new - x) / dt
         if self._any_stops:
             self._apply_stops(x_new, v_new)
         self.command_velocity = current
         self.position = x_new
-        self.velocity = v_new
+        self.previous_velocity, self.velocity = self.velocity, v_new
+        self.period = dt
         self.motor_force = np.zeros(self.n)
 
     def _apply_stops(self, x_new: np.ndarray, v_new: np.ndarray) -> None:
         """Hard stops: clamp the position, remove the velocity into the stop (in place)."""
-        clamped = np.minimum(x_new, self._stop_high)
-        np.maximum(clamped, self._stop_low, out=clamped)
+        clamped = np.minimum(x_new, self.stop_high)
+        np.maximum(clamped, self.stop_low, out=clamped)
         v_new *= clamped == x_new
         x_new[:] = clamped
 

@@ -157,6 +157,9 @@ class MotorConfig:
     load: LoadConfig = field(default_factory=LoadConfig)
     position_sensor: PositionSensorConfig = field(default_factory=PositionSensorConfig)
     force_feedback_sampling_period_ms: int = 0
+    #: the command watchdog: seconds without a command before a commanded motor halts
+    #: (0 = off); beyond Webots (SPEC §3)
+    command_timeout: float = 0.0
 
     @property
     def coupling_base(self) -> str | None:
@@ -203,6 +206,7 @@ _MOTOR_PARSERS: dict[str, Callable[[Any], Any]] = {
     "position": _any_real,
     "inertia": _positive,
     "force_feedback_sampling_period_ms": _integer(0),
+    "command_timeout": _non_negative,
 }
 _NESTED_PARSERS: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
     "load": (

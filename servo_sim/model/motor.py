@@ -5,18 +5,27 @@ Every command validates first and changes nothing when it rejects a value (it ra
 clips are clipped with a warning on the ``servo_sim`` logger. ``set_position``,
 ``set_velocity`` and ``set_force``/``set_torque`` are relayed to coupled motors
 ("base::specifier" names), each applying its own multiplier and limits.
+
+Beyond Webots (``safety.py``): the motion commands set the motor's mode and feed the
+command watchdog; ``halt``, ``enable``/``disable``, ``e_stop``/``reset_e_stop`` and
+``trapezoidal_move`` act on the coupled group too. While a motor is e-stopped every
+command is refused (``CommandRefusedError``, a ValueError, saying why); while it is
+disabled, every motion command is.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import numbers
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .bank import MotorBank
+from .safety import Move, ServoMode, StateFlags, plan_trapezoid, report
 from .sensors import SampledSensors
 
 log = logging.getLogger("servo_sim")
@@ -27,6 +36,26 @@ log.propagate = True
 
 ROTATIONAL = "rotational"
 LINEAR = "linear"
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+#: what a command needs: MOTION (enabled, not e-stopped), SETTING (not e-stopped)
+MOTION, SETTING = "motion", "setting"
+
+
+class CommandRefusedError(ValueError):
+    """A command the motor (or its hardware) cannot take now; the message says why."""
+
+
+def command(kind: str) -> Callable[[_F], _F]:
+    """A Motor command: run under the bank's lock, refused when the state forbids it."""
+    def wrap(method: _F) -> _F:
+        @functools.wraps(method)
+        def run(self: Motor, *args: Any) -> Any:
+            with self._bank.lock:
+                self._allow(method.__name__, kind)
+                return method(self, *args)
+        return run  # type: ignore[return-value]
+    return wrap
 
 
 class Motor:
@@ -65,6 +94,30 @@ class Motor:
             raise self._reject(argument, value, "overflows once multiplied")
         return scaled
 
+    def _allow(self, command: str, kind: str) -> None:
+        """Raise CommandRefusedError if ``command`` may not reach the coupled group now."""
+        bank = self._bank
+        for k in self._group:
+            if bank.e_stop[k]:
+                why = "e-stop latched (call reset_e_stop, then enable)"
+            elif kind == MOTION and not bank.enabled[k]:
+                why = "disabled (call enable first)"
+            else:
+                continue
+            raise CommandRefusedError(f"motor {bank.names[k]!r}: {command} refused: {why}")
+
+    def _commanded(self, mode: np.ndarray | int) -> None:
+        """Bookkeeping of a motion command to the group: mode, watchdog, moves replaced."""
+        bank, group = self._bank, self._group
+        bank.supervisor.supersede(group, f"superseded by a command to {self.name!r}")
+        bank.mode[group] = mode
+        bank.halting[group] = False
+        bank.last_command_ms[group] = bank.time_ms
+        bank.warning[group] = False
+        for k in group:
+            bank.warnings[k] = ""
+        bank.refresh(group)
+
     def _clip(self, argument: str, motors: np.ndarray, values: np.ndarray, low: np.ndarray,
               high: np.ndarray, what: str, warn: bool = True) -> np.ndarray:
         """Clip ``values`` (one per index in ``motors``) to [low, high], warning per motor."""
@@ -78,6 +131,7 @@ class Motor:
 
     # ------------------------------------------------------------------ commands
 
+    @command(MOTION)
     def set_position(self, position: float) -> None:
         """Target position (rad or m); ``±inf`` selects velocity control. Leaves force control."""
         position = self._number("position", position, allow_inf=True)
@@ -94,8 +148,9 @@ class Motor:
         bank.requested_position[group] = position
         bank.force_control[group] = False
         bank.applied_force[group] = 0.0
-        bank.refresh(group)
+        self._commanded(ServoMode.VELOCITY if math.isinf(position) else ServoMode.POSITION)
 
+    @command(MOTION)
     def set_velocity(self, velocity: float) -> None:
         """Target velocity in velocity control, speed limit (its magnitude) in position control."""
         velocity = self._number("velocity", velocity)
@@ -105,8 +160,13 @@ class Motor:
                             "max_velocity")
         bank.target_velocity[group] = target
         bank.requested_velocity[group] = target / bank.multiplier[group]
-        bank.refresh(group)
+        # velocity control (a halting ramp resumes); a move's speed limit: position control
+        mode = bank.mode[group]
+        self._commanded(np.where(~np.isfinite(bank.target_position[group]), ServoMode.VELOCITY,
+                                 np.where(mode == ServoMode.TRAPEZOIDAL, ServoMode.POSITION,
+                                          mode)))
 
+    @command(SETTING)
     def set_acceleration(self, acceleration: float) -> None:
         """Acceleration limit of the controller; -1 means unlimited. Not multiplied."""
         acceleration = self._number("acceleration", acceleration)
@@ -115,10 +175,12 @@ class Motor:
         self._bank.acceleration[self._index] = acceleration
         self._bank.refresh(self._one)
 
+    @command(SETTING)
     def set_available_force(self, force: float) -> None:
         """Force (torque) available to the motor, clipped to the max; 0 switches it off."""
         self._set_available("available_force", force)
 
+    @command(SETTING)
     def set_available_torque(self, torque: float) -> None:
         """Alias of :meth:`set_available_force` for rotational motors."""
         self._set_available("available_torque", torque)
@@ -133,6 +195,7 @@ class Motor:
                                              self._force_field)
         bank.refresh(i)
 
+    @command(SETTING)
     def set_control_pid(self, p: float, i: float, d: float) -> None:
         """PID gains (P > 0, I >= 0, D >= 0); resets the error integral and previous error."""
         p = self._number("p", p)
@@ -148,10 +211,12 @@ class Motor:
         bank.previous_error[one] = 0.0
         bank.refresh(one)
 
+    @command(MOTION)
     def set_force(self, force: float) -> None:
         """Force control: apply ``force * multiplier`` (clipped to the available force)."""
         self._set_force("force", force)
 
+    @command(MOTION)
     def set_torque(self, torque: float) -> None:
         """Alias of :meth:`set_force` for rotational motors."""
         self._set_force("torque", torque)
@@ -166,7 +231,127 @@ class Motor:
         bank.applied_force[group] = applied
         bank.force_control[group] = True
         bank.command_velocity[group] = 0.0
-        bank.refresh(group)
+        self._commanded(ServoMode.EFFORT)
+
+    # ------------------------------------------------------------------ beyond Webots
+
+    @command(MOTION)
+    def halt(self) -> None:
+        """Hold the current position at once (mode HALT); a velocity-controlled motor
+        with an acceleration limit first ramps to zero within it."""
+        self._bank.supervisor.halt(self._group, f"halted ({self.name!r})")
+
+    @command(SETTING)
+    def enable(self) -> None:
+        """Torque on (refused while e-stopped): the motor holds where it is (mode HALT)."""
+        bank, group = self._bank, self._group
+        off = group[~bank.enabled[group]]
+        if len(off):
+            bank.enabled[off] = True
+            bank.warning[off] = False
+            bank.supervisor.halt(off)
+            log.info("motor %r: enabled", self.name)
+
+    def disable(self) -> None:
+        """Torque off: the passive joint of SPEC §2.2 (mode DISABLED); a move is aborted."""
+        with self._bank.lock:
+            self._bank.supervisor.switch_off(self._group, f"disabled ({self.name!r})")
+
+    def e_stop(self) -> None:
+        """Emergency stop: torque off and latched (flag E_STOP); every command is refused
+        until :meth:`reset_e_stop`. Always accepted."""
+        bank, group = self._bank, self._group
+        with bank.lock:
+            bank.supervisor.switch_off(group, "e-stop")
+            fresh = ~bank.e_stop[group]
+            bank.e_stop[group] = True
+        if fresh.any():
+            log.warning("motor %r: e-stop: torque off, commands refused until reset_e_stop",
+                        self.name)
+
+    def reset_e_stop(self) -> None:
+        """Release the e-stop latch; the motor stays disabled until :meth:`enable`."""
+        bank, group = self._bank, self._group
+        with bank.lock:
+            latched = bank.e_stop[group].any()
+            bank.e_stop[group] = False
+        if latched:
+            log.info("motor %r: e-stop reset (still disabled: call enable)", self.name)
+
+    @command(MOTION)
+    def trapezoidal_move(self, target_position: float, target_velocity: float,
+                         max_velocity: float, max_acceleration: float) -> Move:
+        """Move to ``target_position``, arriving at ``target_velocity``, on a time-optimal
+        trapezoidal velocity profile within ``max_velocity`` and ``max_acceleration``.
+
+        Caller's units (the multiplier applies, as for set_position). The target is
+        clipped to the soft limits and hard stops, the velocity and acceleration to the
+        motor's limits (with a warning). With limits active, ``target_velocity`` must be
+        0. Returns the :class:`~servo_sim.model.safety.Move`; another command, a halt, a
+        disable or an e-stop ends it (aborted), :meth:`Move.cancel` halts it (canceled).
+        At the end the motor holds the target (mode POSITION) or goes on at the target
+        velocity (mode VELOCITY).
+        """
+        target = self._number("target_position", target_position)
+        final = self._number("target_velocity", target_velocity)
+        vmax = self._number("max_velocity", max_velocity)
+        amax = self._number("max_acceleration", max_acceleration)
+        for argument, value in (("max_velocity", vmax), ("max_acceleration", amax)):
+            if value <= 0:
+                raise self._reject(argument, value, "must be > 0")
+        bank, group = self._bank, self._group
+        scale = np.abs(bank.multiplier[group])
+        vmax_g = self._clip("max_velocity", group, vmax * scale, 0 * scale,
+                            bank.max_velocity[group], "max_velocity")
+        limit = np.where(bank.acceleration[group] >= 0, bank.acceleration[group], np.inf)
+        amax_g = self._clip("max_acceleration", group, amax * scale, 0 * scale, limit,
+                            "the acceleration limit")
+        if not (amax_g > 0).all() or not (vmax_g > 0).all():
+            raise self._reject("max_acceleration" if not (amax_g > 0).all() else "max_velocity",
+                               amax if not (amax_g > 0).all() else vmax,
+                               "the motor's limit is 0")
+        final_g = self._clip("target_velocity", group, self._scaled("target_velocity", final),
+                             -vmax_g, vmax_g, "max_velocity")
+        limited = bank.soft_limits[group] | bank.stops[group]
+        if final != 0 and limited.any():
+            raise self._reject("target_velocity", final, "must be 0 with soft limits or hard "
+                               "stops active (the motor would go on past the target)")
+        target_g = self._scaled("target_position", target)
+        low = np.maximum(np.where(bank.soft_limits[group], bank.min_position[group], -np.inf),
+                         bank.stop_low[group])
+        high = np.minimum(np.where(bank.soft_limits[group], bank.max_position[group], np.inf),
+                          bank.stop_high[group])
+        target_g = self._clip("target_position", group, target_g, low, high,
+                              "the soft limits and hard stops")
+        plans = [plan_trapezoid(float(bank.position[k]), float(bank.velocity[k]),
+                                float(target_g[j]), float(final_g[j]), float(vmax_g[j]),
+                                float(amax_g[j])) for j, k in enumerate(group)]
+        move = Move(bank, self._index, group, plans)
+        bank.supervisor.start_move(move)
+        bank.last_command_ms[group] = bank.time_ms
+        bank.warning[group] = False
+        return move
+
+    @property
+    def move(self) -> Move | None:
+        """The trapezoidal move in progress, if any."""
+        return self._bank.supervisor.moves.get(self._index)
+
+    @property
+    def mode(self) -> ServoMode:
+        """What the motor is doing (seed 004 ServoMode)."""
+        return ServoMode(int(self._bank.mode[self._index]))
+
+    @property
+    def flags(self) -> StateFlags:
+        """State flags (seed 004), for a simulated device that is always ready."""
+        bank = self._bank
+        device = np.full(bank.n, int(StateFlags.READY | StateFlags.ENABLED))
+        return StateFlags(int(report(bank, device)[1][self._index]))
+
+    def get_command_timeout(self) -> float:
+        """The command watchdog's timeout, s (0 = off); set it as the config field."""
+        return float(self._bank.command_timeout_ms[self._index]) / 1000.0
 
     # ------------------------------------------------------------------ getters
 

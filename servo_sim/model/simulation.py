@@ -12,6 +12,7 @@ import numpy as np
 from .bank import MotorBank
 from .config import ConfigError, SimulationConfig, load_config, parse_config, to_dict
 from .motor import Motor
+from .safety import StateFlags, report
 
 #: Motor fields fixed at start-up: changing them would change what the state means.
 READ_ONLY_FIELDS = frozenset({"type", "multiplier", "position"})
@@ -56,6 +57,21 @@ class Simulation:
         hardware plugin) keep working.
         """
         self.bank.reset()
+
+    def e_stop(self) -> None:
+        """Node-wide emergency stop: every motor off and latched (see ``Motor.e_stop``)."""
+        for m in self:
+            m.e_stop()
+
+    def reset_e_stop(self) -> None:
+        """Release every motor's e-stop latch; the motors stay disabled until enabled."""
+        for m in self:
+            m.reset_e_stop()
+
+    def report(self) -> tuple[np.ndarray, np.ndarray]:
+        """(mode, flags) of every motor (see ``safety.report``): a simulated device."""
+        device = np.full(len(self), int(StateFlags.READY | StateFlags.ENABLED))
+        return report(self.bank, device)
 
     def set_parameter(self, motor: str, field: str, value: Any) -> None:
         """Change one config field of ``motor`` at run time ("max_velocity", "load.external").

@@ -114,6 +114,7 @@ _FIELD_DOCS = {
     "position_sensor.resolution": "Position sensor resolution (-1 = infinite).",
     "position_sensor.noise": "Standard deviation of the position sensor noise.",
     "force_feedback_sampling_period_ms": "Force/torque feedback period, ms (0 = off).",
+    "command_timeout": "Command watchdog, s: no command for this long -> halt (0 = off).",
 }
 
 

@@ -1,0 +1,412 @@
+"""Servo modes and safety beyond Webots (SPEC §3, seed 004): modes, state flags, halt,
+enable/disable, e-stop, trapezoidal moves and the command watchdog.
+
+The per-motor arrays live in the bank (``mode``, ``enabled``, ``e_stop``, ``halting``,
+``warning``, ``last_command_ms``, ``command_timeout_ms``); the commands that switch them
+are the ``Motor`` methods; :class:`Supervisor` runs at the start of every step (before
+the physics, or before a real device's read/write) and does what time alone triggers:
+the watchdog, the end of a halting ramp, and the set-points of trapezoidal moves.
+
+Trapezoidal moves are planned in closed form (:func:`plan_trapezoid`) and followed with
+velocity feed-forward: each step the controller's error is taken against the profile's
+set-point at the start of the step and the profile's average velocity over the step is
+added to the PID output, so a motor with ample force follows the profile exactly. The
+bank's ``target_position`` holds the set-point at the end of the step (what a real
+device is sent).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .bank import MotorBank
+
+log = logging.getLogger("servo_sim")
+
+
+class ServoMode(enum.IntEnum):
+    """What a motor is doing (seed 004 ``ServoMode``, same values)."""
+
+    ERROR = -2  # the device reports an error or does not answer
+    DISABLED = -1  # torque off: the passive joint of SPEC §2.2 (also while e-stopped)
+    HALT = 0  # holding the position it had when halted
+    POSITION = 1
+    VELOCITY = 2
+    EFFORT = 3
+    TRAPEZOIDAL = 4
+
+
+class StateFlags(enum.IntFlag):
+    """Per-motor state flags (seed 004 ``ServoStateFlags``, same bits)."""
+
+    UNKNOWN = 0
+    READY = 0x1
+    STREAMING = 0x2
+    WARNING = 0x4
+    ERROR = 0x8
+    FATAL_ERROR = 0x10
+    E_STOP = 0x20
+    HOMED = 0x40
+    HOMING_REQUIRED = 0x80
+    COMMUNICATION_FAILURE = 0x100
+    VALID_COMMAND = 0x200
+    ENABLED = 0x400
+
+
+#: Modes that follow a command stream, watched by the command watchdog.
+WATCHED_MODES = (ServoMode.POSITION, ServoMode.VELOCITY, ServoMode.EFFORT)
+#: Modes in which the motor follows a command (flag VALID_COMMAND).
+COMMANDED_MODES = (*WATCHED_MODES, ServoMode.TRAPEZOIDAL)
+#: Device flags that put a motor in mode ERROR.
+FAULT_FLAGS = StateFlags.ERROR | StateFlags.FATAL_ERROR | StateFlags.COMMUNICATION_FAILURE
+
+
+# --------------------------------------------------------------------------- profiles
+
+
+@dataclass(frozen=True)
+class Trapezoid:
+    """A time-optimal move from (start, start_velocity) to (target, target_velocity).
+
+    Three phases: a ramp at ``a1`` for ``t1`` s to the peak velocity, a cruise at ``peak``
+    for ``tc`` s, a ramp at ``a3`` for ``t3`` s to the target velocity (|a| = the limit).
+    """
+
+    start: float
+    start_velocity: float
+    target: float
+    target_velocity: float
+    a1: float
+    t1: float
+    peak: float
+    tc: float
+    a3: float
+    t3: float
+
+    @property
+    def duration(self) -> float:
+        return self.t1 + self.tc + self.t3
+
+    def sample(self, t: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Set-point position and velocity ``t`` s after the start (arrays or scalars)."""
+        return profile_at(t, self.start, self.start_velocity, self.a1, self.t1, self.peak,
+                          self.tc, self.a3, self.t3)
+
+
+def profile_at(t, x0, v0, a1, t1, peak, tc, a3, t3):
+    """Position and velocity of trapezoidal profiles at time ``t`` (numpy broadcasting)."""
+    ramp = np.clip(t, 0.0, t1)
+    cruise = np.clip(t - t1, 0.0, tc)
+    brake = np.clip(t - t1 - tc, 0.0, t3)
+    position = x0 + v0 * ramp + 0.5 * a1 * ramp * ramp + peak * (cruise + brake) \
+        + 0.5 * a3 * brake * brake
+    return position, v0 + a1 * ramp + a3 * brake
+
+
+def plan_trapezoid(start: float, start_velocity: float, target: float, target_velocity: float,
+                   max_velocity: float, max_acceleration: float) -> Trapezoid:
+    """The time-optimal profile under |v| <= max_velocity, |a| <= max_acceleration.
+
+    ``start_velocity`` is clipped to the velocity limit; |target_velocity| must not
+    exceed it. The peak is the highest speed the distance allows (triangle) or the limit
+    (trapezoid); when the target lies too close for the start velocity, the profile
+    goes past it and comes back.
+    """
+    v_max, a = max_velocity, max_acceleration
+    v0 = min(max(start_velocity, -v_max), v_max)
+    vf = target_velocity
+    distance = target - start
+
+    def ramp(u: float, w: float) -> float:  # distance of a ramp from u to w at |a|
+        return abs(w - u) * (w + u) / (2.0 * a)
+
+    squares = 0.5 * (v0 * v0 + vf * vf)
+    if distance >= ramp(v0, vf):  # the peak lies above both v0 and vf
+        peak = min(math.sqrt(max(a * distance + squares, 0.0)), v_max)
+    else:  # below both: the motor goes back
+        peak = max(-math.sqrt(max(squares - a * distance, 0.0)), -v_max)
+    cruise = distance - ramp(v0, peak) - ramp(peak, vf)
+    tc = max(cruise / peak, 0.0) if peak else 0.0
+    return Trapezoid(start, v0, target, vf, math.copysign(a, peak - v0), abs(peak - v0) / a,
+                     peak, tc, math.copysign(a, vf - peak), abs(vf - peak) / a)
+
+
+# --------------------------------------------------------------------------- moves
+
+
+class Move:
+    """A trapezoidal move in progress or finished (returned by ``Motor.trapezoidal_move``).
+
+    ``state`` is ``"active"``, then ``"succeeded"`` (the profile reached its target),
+    ``"aborted"`` (another command took over, an e-stop, a hardware error: ``reason``
+    says which) or ``"canceled"`` (:meth:`cancel`: the motor halts).
+    """
+
+    def __init__(self, bank: MotorBank, motor: int, group: np.ndarray,
+                 plans: list[Trapezoid]) -> None:
+        self._bank = bank
+        self.motor = motor
+        self.group = group
+        self.plans = plans  # one per motor of the group, in its own units
+        self.plan = plans[list(group).index(motor)]
+        self.start_ms = bank.time_ms
+        self.state = "active"
+        self.reason = ""
+        self.finished_ms: int | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.state != "active"
+
+    @property
+    def name(self) -> str:
+        return self._bank.names[self.motor]
+
+    @property
+    def remaining_distance(self) -> float:
+        """|target - position| of the commanded motor (true position)."""
+        return abs(self.plan.target - float(self._bank.position[self.motor]))
+
+    def cancel(self) -> None:
+        """Stop the move: the motor halts where it is; state ``canceled``."""
+        bank = self._bank
+        with bank.lock:
+            if not self.done:
+                bank.supervisor.halt(self.group, "canceled", "canceled")
+
+    def _finish(self, state: str, reason: str = "") -> None:
+        self.state, self.reason = state, reason
+        self.finished_ms = self._bank.time_ms
+
+
+# --------------------------------------------------------------------------- supervisor
+
+
+class Supervisor:
+    """What happens per step without a command: watchdog, halting ramps, moves."""
+
+    def __init__(self, bank: MotorBank) -> None:
+        self.bank = bank
+        n = bank.n
+        self.moves: dict[int, Move] = {}  # motor index -> its move (shared by the group)
+        # profile of each moving motor (its own units)
+        self._start_ms = np.zeros(n)
+        self._profile = np.zeros((8, n))  # x0, v0, a1, t1, peak, tc, a3, t3
+        self._end = np.zeros(n)  # t1 + tc + t3
+        self._target = np.zeros(n)
+        self._target_velocity = np.zeros(n)
+        self._feedforward = np.zeros(n)
+        self.trapezoidal = np.zeros(n, dtype=bool)
+
+    @property
+    def busy(self) -> bool:
+        """True when :meth:`update` has anything to do."""
+        bank = self.bank
+        return bool(self.moves) or bank.any_halting or bank.any_watchdog
+
+    # ------------------------------------------------------------------ per step
+
+    def update(self) -> None:
+        """At the start of a step (time ``bank.time_ms``): watchdog, ramps, moves."""
+        bank = self.bank
+        now = bank.time_ms
+        if bank.any_watchdog:
+            watched = np.isin(bank.mode, WATCHED_MODES) & (bank.command_timeout_ms > 0)
+            late = np.flatnonzero(watched & (now - bank.last_command_ms
+                                             >= bank.command_timeout_ms))
+            for i in late:
+                timeout = bank.command_timeout_ms[i] / 1000.0
+                why = (f"no command for {timeout:g} s (command_timeout) in "
+                       f"{ServoMode(int(bank.mode[i])).name.lower()} mode: halted")
+                log.warning("motor %r: %s", bank.names[i], why)
+                self.halt(np.array([i]))
+                bank.warning[i] = True
+                bank.warnings[i] = why
+        if bank.any_halting:
+            self._ramp_down()
+        if self.moves:
+            self._follow_moves(now)
+
+    def _ramp_down(self) -> None:
+        """Halting velocity motors: the set-point falls by acceleration * dt per step;
+        the step after it reached 0 the motor holds where it stopped."""
+        bank = self.bank
+        idx = np.flatnonzero(bank.halting)
+        setpoint = bank.velocity_setpoint[idx]
+        stopped = setpoint == 0.0
+        if stopped.any():
+            self._hold(idx[stopped])
+        idx, setpoint = idx[~stopped], setpoint[~stopped]
+        speed = np.maximum(np.abs(setpoint) - bank.acceleration[idx] * bank.dt, 0.0)
+        bank.velocity_setpoint[idx] = np.copysign(speed, setpoint)
+
+    def _follow_moves(self, now: int) -> None:
+        bank = self.bank
+        idx = np.flatnonzero(self.trapezoidal)
+        elapsed = (now - self._start_ms[idx]) / 1000.0
+        finished = elapsed >= self._end[idx]
+        for i in idx[finished]:
+            move = self.moves.get(int(i))
+            if move is not None and not move.done:
+                self._complete(move)
+        idx, elapsed = idx[~finished], elapsed[~finished]
+        if not len(idx):
+            return
+        profile = self._profile[:, idx]
+        position, _ = profile_at(elapsed, *profile)
+        following, _ = profile_at(elapsed + bank.dt, *profile)
+        ends = elapsed + bank.dt >= self._end[idx]
+        following[ends] = self._target[idx][ends]  # the exact target, not its rounding
+        following = self._within_limits(idx, following)
+        bank.target_position[idx] = following
+        bank.pid_target[idx] = position
+        bank.feedforward[idx] = (following - position) / bank.dt
+
+    def _within_limits(self, idx: np.ndarray, values: np.ndarray) -> np.ndarray:
+        bank = self.bank
+        low = np.where(bank.soft_limits[idx], bank.min_position[idx], -np.inf)
+        high = np.where(bank.soft_limits[idx], bank.max_position[idx], np.inf)
+        low = np.maximum(low, bank.stop_low[idx])
+        high = np.minimum(high, bank.stop_high[idx])
+        return np.clip(values, low, high)
+
+    def _complete(self, move: Move) -> None:
+        """The profile reached its target: hold it, or go on at the target velocity."""
+        bank, group = self.bank, move.group
+        self._end_moves(group)
+        target, velocity = self._target[group], self._target_velocity[group]
+        moving = velocity != 0.0
+        bank.target_position[group] = np.where(moving, np.inf, target)
+        bank.requested_position[group] = np.where(moving, np.inf,
+                                                  target / bank.multiplier[group])
+        bank.target_velocity[group] = np.where(moving, velocity, bank.target_velocity[group])
+        bank.requested_velocity[group] = bank.target_velocity[group] / bank.multiplier[group]
+        bank.mode[group] = np.where(moving, ServoMode.VELOCITY, ServoMode.POSITION)
+        bank.last_command_ms[group] = bank.time_ms  # the watchdog counts from the arrival
+        move._finish("succeeded")
+        bank.refresh(group)
+
+    # ------------------------------------------------------------------ transitions
+
+    def start_move(self, move: Move) -> None:
+        """Make ``move`` the command of its motors (the caller checked everything)."""
+        bank, group = self.bank, move.group
+        self.supersede(group, "preempted by a new trapezoidal_move")
+        for k, plan in zip(group, move.plans, strict=True):
+            self._start_ms[k] = bank.time_ms
+            self._profile[:, k] = (plan.start, plan.start_velocity, plan.a1, plan.t1,
+                                   plan.peak, plan.tc, plan.a3, plan.t3)
+            self._end[k] = plan.duration
+            self._target[k] = plan.target
+            self._target_velocity[k] = plan.target_velocity
+            self.moves[int(k)] = move
+        self.trapezoidal[group] = True
+        bank.target_position[group] = self._profile[0, group]
+        bank.requested_position[group] = self._target[group] / bank.multiplier[group]
+        bank.force_control[group] = False
+        bank.applied_force[group] = 0.0
+        bank.halting[group] = False
+        bank.mode[group] = ServoMode.TRAPEZOIDAL
+        bank.refresh(group)
+
+    def supersede(self, group: np.ndarray, reason: str, state: str = "aborted") -> None:
+        """End the moves of ``group``'s motors: another command takes over."""
+        for k in group:
+            move = self.moves.get(int(k))
+            if move is not None:
+                self._end_moves(move.group)
+                if not move.done:
+                    move._finish(state, reason)
+
+    def _end_moves(self, group: np.ndarray) -> None:
+        for k in group:
+            self.moves.pop(int(k), None)
+        self.trapezoidal[group] = False
+        self.bank.feedforward[group] = 0.0
+
+    def halt(self, group: np.ndarray, reason: str = "halted", state: str = "aborted") -> None:
+        """Mode HALT: hold at once; velocity motors with an acceleration limit first ramp
+        to zero within it, from the velocity they have (then hold where they stopped)."""
+        bank = self.bank
+        self.supersede(group, reason, state)
+        speed = np.abs(bank.target_velocity[group])
+        start = np.clip(bank.velocity[group], -speed, speed)
+        ramp = (~np.isfinite(bank.target_position[group]) & (bank.acceleration[group] > 0.0)
+                & ~bank.force_control[group] & bank.enabled[group] & (start != 0.0))
+        bank.force_control[group] = False
+        bank.applied_force[group] = 0.0
+        bank.mode[group] = ServoMode.HALT
+        bank.halting[group] = ramp
+        bank.velocity_setpoint[group] = np.where(ramp, start, 0.0)
+        bank.refresh(group)
+        if (~ramp).any():
+            self._hold(group[~ramp])
+
+    def _hold(self, idx: np.ndarray) -> None:
+        """Hold motors ``idx`` where they are (position control, target = position)."""
+        bank = self.bank
+        bank.halting[idx] = False
+        bank.target_position[idx] = bank.position[idx]
+        bank.requested_position[idx] = bank.position[idx] / bank.multiplier[idx]
+        bank.refresh(idx)
+
+    def switch_off(self, group: np.ndarray, reason: str) -> None:
+        """Mode DISABLED: torque off (disable, e-stop); a move in progress is aborted."""
+        bank = self.bank
+        self.supersede(group, reason)
+        bank.enabled[group] = False
+        bank.halting[group] = False
+        bank.force_control[group] = False
+        bank.applied_force[group] = 0.0
+        bank.mode[group] = ServoMode.DISABLED
+        bank.refresh(group)
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def report(bank: MotorBank, device_flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mode, flags) of every motor as int arrays, given what the device reports.
+
+    ``device_flags`` holds the device's own :class:`StateFlags` per motor (a simulation:
+    READY | ENABLED). The mode is ERROR while the device reports a fault; ENABLED needs
+    the device enabled and the motor enabled; READY is cleared by an e-stop or a fault.
+    """
+    device = device_flags.astype(np.int64)
+    fault = (device & int(FAULT_FLAGS)) != 0
+    mode = np.where(fault, int(ServoMode.ERROR), bank.mode.astype(np.int64))
+    flags = device & int(FAULT_FLAGS | StateFlags.WARNING | StateFlags.READY
+                         | StateFlags.ENABLED)
+    flags &= np.where(bank.enabled, -1, ~int(StateFlags.ENABLED))
+    flags &= np.where(bank.e_stop | fault, ~int(StateFlags.READY), -1)
+    flags |= np.where(bank.e_stop, int(StateFlags.E_STOP), 0)
+    flags |= np.where(bank.warning, int(StateFlags.WARNING), 0)
+    valid = np.isin(mode, COMMANDED_MODES) & ((flags & int(StateFlags.ENABLED)) != 0)
+    flags |= np.where(valid, int(StateFlags.VALID_COMMAND), 0)
+    return mode, flags
+
+
+#: Diagnostic levels (diagnostic_msgs/DiagnosticStatus values).
+OK, WARN, ERROR = 0, 1, 2
+
+
+def status(bank: MotorBank, index: int, mode: int, flags: int, fault: str = "") -> tuple[int, str]:
+    """(level, why) of one motor for diagnostics: OK / WARN / ERROR and the reason."""
+    flags = StateFlags(flags)
+    if flags & StateFlags.COMMUNICATION_FAILURE:
+        return ERROR, fault or "communication failure"
+    if flags & (StateFlags.ERROR | StateFlags.FATAL_ERROR):
+        return ERROR, fault or "device error"
+    if flags & StateFlags.E_STOP:
+        return ERROR, "e-stop latched (reset_e_stop, then enable)"
+    if flags & StateFlags.WARNING:
+        return WARN, bank.warnings[index] or fault or "warning"
+    name = ServoMode(mode).name.lower()
+    return OK, name if mode == ServoMode.DISABLED else f"{name} mode"
