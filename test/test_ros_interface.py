@@ -10,11 +10,14 @@ import pytest
 from conftest import make_sim
 from rosbags.typesys import get_types_from_msg
 
-from servo_sim.model import ConfigError, Simulation, load_config
+from servo_sim.model import ConfigError, Motor, ServoMode, Simulation, StateFlags, load_config
 from servo_sim.model.config import NODE_PARAMETERS
 from servo_sim.ros.interface import (
+    ACTION_FIELDS,
+    MOTOR_ACTIONS,
     MOTOR_SERVICES,
     MOTOR_TOPICS,
+    MOTOR_TRIGGERS,
     MSG_FIELDS,
     NODE_ENDPOINTS,
     SRV_FIELDS,
@@ -79,16 +82,28 @@ def test_table_field_lists_match_the_spec():
 
     assert {k: f"{text(req)} -> {text(resp)}" for k, (req, resp) in SRV_FIELDS.items()} \
         == SPEC_SRV
-    assert MSG_FIELDS == {"Float64Stamped": (("std_msgs/Header", "header"),
-                                             ("float64", "data"))}
+    assert MSG_FIELDS["Float64Stamped"] == (("std_msgs/Header", "header"), ("float64", "data"))
+    # seed 004 ServoState, one array entry per motor
+    assert [n for _, n in MSG_FIELDS["ServoState"]] == [
+        "header", "seqno", "name", "mode", "servo_state_flags", "position", "velocity",
+        "acceleration", "effort", "position_command", "velocity_command", "effort_command"]
+
+
+def _idl_type(kind, detail) -> str:
+    if kind.name == "BASE":
+        return detail[0]
+    if kind.name == "SEQUENCE":
+        return _idl_type(*detail[0]) + "[]"
+    return detail.replace("/msg/", "/")
+
+
+def _idl(text: str, name: str):
+    (parsed,) = get_types_from_msg(text, name).values()
+    return parsed
 
 
 def _idl_fields(text: str, name: str) -> tuple[tuple[str, str], ...]:
-    (parsed,) = get_types_from_msg(text, name).values()
-    out = []
-    for field, (kind, detail) in parsed[1]:
-        out.append((detail[0] if kind.name == "BASE" else detail, field))
-    return tuple(out)
+    return tuple((_idl_type(kind, detail), field) for field, (kind, detail) in _idl(text, name)[1])
 
 
 @pytest.mark.parametrize("name", sorted(SRV_FIELDS))
@@ -102,18 +117,48 @@ def test_srv_files_parse_as_ros_idl_and_match_the_table(name):
 @pytest.mark.parametrize("name", sorted(MSG_FIELDS))
 def test_msg_files_parse_as_ros_idl_and_match_the_table(name):
     fields = _idl_fields((ROOT / "msg" / f"{name}.msg").read_text(), f"servo_sim/msg/{name}")
-    assert fields == (("std_msgs/msg/Header", "header"), ("float64", "data"))
+    assert fields == MSG_FIELDS[name]
+
+
+def test_servo_state_constants_are_the_model_enums():
+    consts = {n: v for n, _, v in _idl((ROOT / "msg" / "ServoState.msg").read_text(),
+                                        "servo_sim/msg/ServoState")[0]}
+    assert {n.removeprefix("MODE_"): v for n, v in consts.items() if n.startswith("MODE_")} \
+        == {m.name: m.value for m in ServoMode}
+    flags = {n.removeprefix("FLAG_"): v for n, v in consts.items() if n.startswith("FLAG_")}
+    assert flags == {f: StateFlags[f].value for f in flags}
+    assert set(flags) == {"READY", "ENABLED", "E_STOP", "ERROR", "FATAL_ERROR", "WARNING",
+                          "COMMUNICATION_FAILURE", "VALID_COMMAND"}
+
+
+@pytest.mark.parametrize("name", sorted(ACTION_FIELDS))
+def test_action_files_parse_as_ros_idl_and_match_the_table(name):
+    parts = (ROOT / "action" / f"{name}.action").read_text().split("---")
+    assert tuple(_idl_fields(text, f"servo_sim/action/{name}_{part}") for text, part in
+                 zip(parts, ("Goal", "Result", "Feedback"), strict=True)) == ACTION_FIELDS[name]
+
+
+def test_safety_rows_call_the_model():
+    assert {t.name: t.call for t in MOTOR_TRIGGERS} == {
+        "halt": Motor.halt, "enable": Motor.enable, "disable": Motor.disable,
+        "e_stop": Motor.e_stop, "reset_e_stop": Motor.reset_e_stop}
+    (move,) = MOTOR_ACTIONS
+    assert (move.name, move.action, move.call) == ("trapezoidal_move", "TrapezoidalMove",
+                                                   Motor.trapezoidal_move)
+    goal = [n for _, n in ACTION_FIELDS["TrapezoidalMove"][0]]
+    assert goal == ["target_position", "target_velocity", "max_velocity", "max_acceleration"]
 
 
 def test_every_interface_file_is_in_the_table_and_in_cmake():
-    files = {p.stem for p in (ROOT / "srv").glob("*.srv")} | {
-        p.stem for p in (ROOT / "msg").glob("*.msg")}
-    assert files == set(SRV_FIELDS) | set(MSG_FIELDS)
+    files = {p.stem for folder in ("srv", "msg", "action") for p in (ROOT / folder).glob("*.*")}
+    assert files == set(SRV_FIELDS) | set(MSG_FIELDS) | set(ACTION_FIELDS)
     cmake = (ROOT / "CMakeLists.txt").read_text()
     for name in SRV_FIELDS:
         assert f'"srv/{name}.srv"' in cmake
     for name in MSG_FIELDS:
         assert f'"msg/{name}.msg"' in cmake
+    for name in ACTION_FIELDS:
+        assert f'"action/{name}.action"' in cmake
 
 
 def test_node_endpoints():
@@ -126,6 +171,10 @@ def test_node_endpoints():
         ("~/resume", "service"): "std_srvs/srv/Trigger",
         ("~/step", "service"): "servo_sim/srv/SetInt",
         ("~/reset", "service"): "std_srvs/srv/Trigger",
+        ("~/e_stop", "service"): "std_srvs/srv/Trigger",
+        ("~/reset_e_stop", "service"): "std_srvs/srv/Trigger",
+        ("~/servo_state", "publisher"): "servo_sim/msg/ServoState",
+        ("/diagnostics", "publisher"): "diagnostic_msgs/msg/DiagnosticArray",
     }
 
 

@@ -26,6 +26,7 @@ from rcl_interfaces.msg import Log  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
@@ -77,7 +78,11 @@ class Harness:
 
     def listen(self, topic: str, msg_type) -> list:
         out = self.received.setdefault(topic, [])
-        self.client.create_subscription(msg_type, topic, out.append, 100)
+        qos = 100
+        if topic == "/rosout":  # transient local as the node's log publisher: what was
+            # logged before the subscription matched still arrives
+            qos = QoSProfile(depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.client.create_subscription(msg_type, topic, out.append, qos)
         return out
 
     def wait_for(self, condition, what: str):

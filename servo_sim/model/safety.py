@@ -393,6 +393,20 @@ def report(bank: MotorBank, device_flags: np.ndarray) -> tuple[np.ndarray, np.nd
     return mode, flags
 
 
+def commands(bank: MotorBank) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The commands in force (after the multiplier): position, velocity and effort
+    set-points of every motor, NaN where a motor follows no such command."""
+    nan = np.full(bank.n, np.nan)
+    on = bank.enabled & ~bank.force_control
+    holding = on & np.isfinite(bank.target_position)
+    moving = bank.supervisor.trapezoidal
+    position = np.where(holding, bank.target_position, nan)
+    velocity = np.where(on & ~holding, bank.velocity_setpoint,
+                        np.where(moving, bank.feedforward, nan))
+    effort = np.where(bank.force_control, bank.applied_force, nan)
+    return position, velocity, effort
+
+
 #: Diagnostic levels (diagnostic_msgs/DiagnosticStatus values).
 OK, WARN, ERROR = 0, 1, 2
 

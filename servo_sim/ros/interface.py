@@ -29,6 +29,22 @@ SRV_FIELDS: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], 
 }
 MSG_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "Float64Stamped": (("std_msgs/Header", "header"), ("float64", "data")),
+    "ServoState": (("std_msgs/Header", "header"), ("uint64", "seqno"), ("string[]", "name"),
+                   ("int8[]", "mode"), ("uint32[]", "servo_state_flags"),
+                   ("float64[]", "position"), ("float64[]", "velocity"),
+                   ("float64[]", "acceleration"), ("float64[]", "effort"),
+                   ("float64[]", "position_command"), ("float64[]", "velocity_command"),
+                   ("float64[]", "effort_command")),
+}
+#: Fields of the package's actions: goal, result, feedback.
+ACTION_FIELDS: dict[str, tuple[tuple[tuple[str, str], ...], ...]] = {
+    "TrapezoidalMove": (
+        (("float64", "target_position"), ("float64", "target_velocity"),
+         ("float64", "max_velocity"), ("float64", "max_acceleration")),
+        (("bool", "success"), ("string", "message"), ("float64", "position"),
+         ("float64", "duration")),
+        (("float64", "position"), ("float64", "velocity"), ("float64", "remaining_distance")),
+    ),
 }
 
 #: ``get_type``'s answer: Webots' WB_ROTATIONAL / WB_LINEAR.
@@ -137,6 +153,39 @@ MOTOR_TOPICS: tuple[MotorTopic, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class MotorTrigger:
+    """A per-motor ``std_srvs/srv/Trigger`` service beyond Webots: ``call(motor)``;
+    a refusal (ValueError) answers success = false with the reason as message."""
+
+    name: str
+    call: Callable[[Motor], Any]
+
+
+#: Modes and safety (issue 5, seed 004), per motor.
+MOTOR_TRIGGERS: tuple[MotorTrigger, ...] = (
+    MotorTrigger("halt", Motor.halt),
+    MotorTrigger("enable", Motor.enable),
+    MotorTrigger("disable", Motor.disable),
+    MotorTrigger("e_stop", Motor.e_stop),
+    MotorTrigger("reset_e_stop", Motor.reset_e_stop),
+)
+
+
+@dataclass(frozen=True)
+class MotorAction:
+    """A per-motor action: name, servo_sim action type, the model call that starts it."""
+
+    name: str
+    action: str
+    call: Callable[..., Any]
+
+
+MOTOR_ACTIONS: tuple[MotorAction, ...] = (
+    MotorAction("trapezoidal_move", "TrapezoidalMove", Motor.trapezoidal_move),
+)
+
+
 def default_force_topic(motor: Motor) -> str:
     """The feedback topic of a sensor enabled by the config: named after the motor type."""
     return "torque_feedback" if motor.get_type() == ROTATIONAL else "force_feedback"
@@ -161,4 +210,9 @@ NODE_ENDPOINTS: tuple[NodeEndpoint, ...] = (
     NodeEndpoint("~/resume", "service", "std_srvs/srv/Trigger", "on_resume"),
     NodeEndpoint("~/step", "service", "servo_sim/srv/SetInt", "on_step"),
     NodeEndpoint("~/reset", "service", "std_srvs/srv/Trigger", "on_reset"),
+    # modes and safety (issue 5): node-wide e-stop, the state of every motor
+    NodeEndpoint("~/e_stop", "service", "std_srvs/srv/Trigger", "on_e_stop"),
+    NodeEndpoint("~/reset_e_stop", "service", "std_srvs/srv/Trigger", "on_reset_e_stop"),
+    NodeEndpoint("~/servo_state", "publisher", "servo_sim/msg/ServoState"),
+    NodeEndpoint("/diagnostics", "publisher", "diagnostic_msgs/msg/DiagnosticArray"),
 )

@@ -4,7 +4,12 @@ Thin by design: every per-motor service and topic comes from the tables in
 ``interface.py`` and one generic handler; parameters come from ``params.py``; the
 hardware layer (``servo_sim.hardware``: the model through the ``sim`` plugin, or real
 actuators) does the work. One executor runs everything (services, subscription, the
-cycle timer), so callbacks never race.
+cycle timer, the action servers' coroutines), so callbacks never race.
+
+Beyond Webots (issue 5): per motor ``halt``/``enable``/``disable``/``e_stop``/
+``reset_e_stop`` (std_srvs/Trigger) and the ``trapezoidal_move`` action; node-wide
+``~/e_stop``/``~/reset_e_stop``, ``~/servo_state`` (with every joint_states message) and
+``/diagnostics`` (1 Hz).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 
 import rclpy
 from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import (
     FloatingPointRange,
     IntegerRange,
@@ -28,28 +34,36 @@ from rcl_interfaces.msg import (
     ParameterType,
     SetParametersResult,
 )
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
+from .. import action as servo_actions
 from .. import msg as servo_msgs
 from .. import srv as servo_srvs
 from ..hardware import HardwareSystem
 from ..hardware.system import CommandRefusedError
-from ..model import ConfigError, Motor, load_config, ros_name
+from ..model import ConfigError, Motor, ServoMode, StateFlags, load_config, ros_name
+from ..model.safety import Move, commands
 from ..model.urdf import apply_urdf
 from ..resources import default_config_path
 from .interface import (
     FORCE_SENSOR,
+    MOTOR_ACTIONS,
     MOTOR_SERVICES,
     MOTOR_TOPICS,
+    MOTOR_TRIGGERS,
     NODE_ENDPOINTS,
     POSITION_SENSOR,
+    MotorAction,
     MotorService,
+    MotorTrigger,
     default_force_topic,
 )
 from .params import (
@@ -68,6 +82,10 @@ from .params import (
 MAX_CATCH_UP_STEPS = 100
 #: Wall time one tick may spend stepping when running as fast as possible.
 FREE_RUN_SLICE_S = 0.005
+#: How often (cycle time) an action goal's feedback is published.
+FEEDBACK_PERIOD_MS = 50
+#: How often (wall time) /diagnostics is published.
+DIAGNOSTICS_PERIOD_S = 1.0
 #: Node settings that only a simulation honours, with the value real hardware runs at.
 _SIMULATION_ONLY = {"real_time_factor": 1.0, "publish_clock": False, "start_paused": False}
 
@@ -79,7 +97,10 @@ _TYPES = {"bool": ParameterType.PARAMETER_BOOL, "integer": ParameterType.PARAMET
 _SENSOR_OF = {t.name: t.sensor for t in MOTOR_TOPICS}
 _SENSORS = tuple(dict.fromkeys(_SENSOR_OF.values()))
 _ENDPOINT_TYPES = {"sensor_msgs/msg/JointState": JointState, "rosgraph_msgs/msg/Clock": ClockMsg,
-                   "std_srvs/srv/Trigger": Trigger, "servo_sim/srv/SetInt": servo_srvs.SetInt}
+                   "std_srvs/srv/Trigger": Trigger, "servo_sim/srv/SetInt": servo_srvs.SetInt,
+                   "servo_sim/msg/ServoState": servo_msgs.ServoState,
+                   "diagnostic_msgs/msg/DiagnosticArray": DiagnosticArray}
+_LEVELS = (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR)
 
 
 def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
@@ -159,6 +180,19 @@ class ServoSimNode(Node):
             for row in MOTOR_SERVICES:
                 self.create_service(getattr(servo_srvs, row.srv), f"{base}/{row.name}",
                                     partial(self._serve, row, motor.name))
+            for trigger in MOTOR_TRIGGERS:
+                self.create_service(Trigger, f"{base}/{trigger.name}",
+                                    partial(self._serve_trigger, trigger, motor.name))
+        # goal id -> its handle, move, the future its coroutine awaits, the next feedback
+        # time and the feedback type
+        self._goals: dict[bytes, tuple[Any, Move, Future, int, Any]] = {}
+        self._action_servers = [
+            ActionServer(self, getattr(servo_actions, row.action),
+                         f"{ros_name(motor.name)}/{row.name}",
+                         execute_callback=partial(self._execute_move, row, motor.name),
+                         cancel_callback=lambda goal: CancelResponse.ACCEPT,
+                         goal_callback=lambda goal: GoalResponse.ACCEPT)
+            for motor in self.sim.motors for row in MOTOR_ACTIONS]
         self._outputs: dict[str, Any] = {}
         for ep in NODE_ENDPOINTS:
             kind = _ENDPOINT_TYPES[ep.type]
@@ -169,15 +203,20 @@ class ServoSimNode(Node):
             elif ep.name != "/clock" or self._settings["publish_clock"]:
                 self._outputs[ep.name] = self.create_publisher(kind, ep.name, 10)
 
+        self._seqno = 0
         self._paused = bool(self._settings["start_paused"])
         self._next_joint_states_ms = 0
         self._overruns = 0
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._timer = self.create_timer(self._tick_period(), self._on_tick, clock=self._steady)
+        self._diagnostics_timer = self.create_timer(DIAGNOSTICS_PERIOD_S,
+                                                    self._publish_diagnostics,
+                                                    clock=self._steady)
         self._rebase()
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._publish_joint_states()
         self._publish_clock()
+        self._publish_diagnostics()
         self.get_logger().info(
             f"{len(self.sim)} motor(s) {', '.join(self.sim.motor_names)} on hardware "
             f"{self.hw.plugin_name!r} ({self.hw.state.value}); step "
@@ -271,6 +310,78 @@ class ServoSimNode(Node):
         setattr(response, field, int(ok) if field_type == "int8" else ok)
         return response
 
+    def _serve_trigger(self, row: MotorTrigger, motor_name: str, request: Trigger.Request,
+                       response: Trigger.Response) -> Trigger.Response:
+        """halt, enable, disable, e_stop, reset_e_stop of one motor."""
+        try:
+            self.hw.command(motor_name, row.call)
+        except ValueError as exc:
+            self.get_logger().warning(f"{ros_name(motor_name)}/{row.name}: {exc}")
+            response.success, response.message = False, str(exc)
+            return response
+        motor = self.sim.motor(motor_name)
+        response.success = True
+        response.message = f"{motor_name}: mode {motor.mode.name.lower()}, flags " \
+                           f"{_flag_names(motor.flags)}"
+        return response
+
+    def on_e_stop(self, request: Trigger.Request, response: Trigger.Response) -> Any:
+        """Node-wide e-stop: every motor off and latched."""
+        self.sim.e_stop()
+        response.success, response.message = True, f"e-stop: {len(self.sim)} motor(s) off"
+        return response
+
+    def on_reset_e_stop(self, request: Trigger.Request, response: Trigger.Response) -> Any:
+        self.sim.reset_e_stop()
+        response.success = True
+        response.message = "e-stop reset: motors disabled until enabled"
+        return response
+
+    async def _execute_move(self, row: MotorAction, motor_name: str, goal: Any) -> Any:
+        """A trapezoidal_move goal: start the model's move, wait until it ends."""
+        g = goal.request
+        result = getattr(servo_actions, row.action).Result()
+        try:
+            move = self.hw.command(motor_name, row.call, g.target_position,
+                                   g.target_velocity, g.max_velocity, g.max_acceleration)
+        except ValueError as exc:
+            self.get_logger().warning(f"{ros_name(motor_name)}/{row.name}: {exc}")
+            goal.abort()
+            result.success, result.message = False, str(exc)
+            return result
+        done = Future()
+        self._goals[bytes(goal.goal_id.uuid)] = (goal, move, done, self.sim.time_ms,
+                                                 getattr(servo_actions, row.action).Feedback)
+        self._follow_goals()  # feedback at the start
+        await done
+        result.success = move.state == "succeeded"
+        result.message = move.reason or f"reached {move.plan.target:g}"
+        result.position = self.sim.motor(motor_name).position
+        result.duration = ((move.finished_ms or self.sim.time_ms) - move.start_ms) / 1000.0
+        if move.state == "succeeded":
+            goal.succeed()
+        elif move.state == "canceled" and goal.is_cancel_requested:
+            goal.canceled()
+        else:
+            goal.abort()
+        return result
+
+    def _follow_goals(self) -> None:
+        """After cycles: end goals whose move ended, honour cancels, publish feedback."""
+        now = self.sim.time_ms
+        for key, (goal, move, done, next_ms, feedback) in list(self._goals.items()):
+            if goal.is_cancel_requested and not move.done:
+                move.cancel()
+            if move.done or not goal.is_active:
+                del self._goals[key]
+                done.set_result(move.state)
+            elif now >= next_ms:
+                motor = self.sim.motor(move.name)
+                goal.publish_feedback(feedback(position=motor.position, velocity=motor.velocity,
+                                               remaining_distance=move.remaining_distance))
+                self._goals[key] = (goal, move, done, max(next_ms + FEEDBACK_PERIOD_MS, now),
+                                    feedback)
+
     def _refuse_real(self, service: str, response: Any) -> bool:
         """True (and the response filled) when the hardware is real: no pause/step/reset."""
         if self.hw.simulated:
@@ -313,6 +424,7 @@ class ServoSimNode(Node):
         if self._refuse_real("~/reset", response):
             return response
         self.hw.reset()
+        self._follow_goals()  # moves in progress ended (aborted: reset)
         self._reset_topics()
         self._next_joint_states_ms = 0
         self._rebase()
@@ -361,6 +473,8 @@ class ServoSimNode(Node):
 
     def _on_tick(self) -> None:
         if self._paused:
+            if self._goals:  # cancels and e-stops end goals while paused too
+                self._follow_goals()
             return
         if not self.hw.simulated:  # real time: one cycle per tick, its real period
             now = time.monotonic()
@@ -389,9 +503,13 @@ class ServoSimNode(Node):
     def _advance(self, n: int, period: float | None = None) -> None:
         """``n`` cycles, publishing what each refreshed with its own stamp."""
         hw, bank = self.hw, self.sim.bank
+        if self._goals:
+            self._follow_goals()
         for _ in range(n):
             hw.cycle(period)
             now = bank.time_ms
+            if self._goals:  # feedback at its period, goals whose move ended
+                self._follow_goals()
             for sensor_name in _SENSORS:
                 sensor = getattr(bank, sensor_name)
                 if sensor.refreshed_ms == now:
@@ -428,6 +546,7 @@ class ServoSimNode(Node):
         return pub
 
     def _publish_joint_states(self) -> None:
+        """joint_states and ~/servo_state (seed 004 ServoState), same stamp."""
         bank = self.sim.bank
         msg = JointState()
         msg.header.stamp = self._stamp(bank.time_ms)
@@ -436,6 +555,34 @@ class ServoSimNode(Node):
         msg.velocity = bank.velocity.tolist()
         msg.effort = bank.motor_force.tolist()
         self._outputs["joint_states"].publish(msg)
+        modes, flags = self.hw.report()
+        position_command, velocity_command, effort_command = commands(bank)
+        self._seqno += 1
+        state = servo_msgs.ServoState(
+            header=msg.header, seqno=self._seqno, name=msg.name, mode=modes.tolist(),
+            servo_state_flags=flags.tolist(), position=msg.position, velocity=msg.velocity,
+            acceleration=bank.joint_acceleration().tolist(), effort=msg.effort,
+            position_command=position_command.tolist(),
+            velocity_command=velocity_command.tolist(), effort_command=effort_command.tolist())
+        self._outputs["~/servo_state"].publish(state)
+
+    def _publish_diagnostics(self) -> None:
+        """/diagnostics: one status per motor, OK / WARN / ERROR and why."""
+        modes, flags = self.hw.report()
+        bank = self.sim.bank
+        msg = DiagnosticArray()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        for i, (level, why) in enumerate(self.hw.status()):
+            values = {"mode": ServoMode(int(modes[i])).name.lower(),
+                      "flags": _flag_names(StateFlags(int(flags[i]))),
+                      "position": f"{bank.position[i]:.6g}", "velocity": f"{bank.velocity[i]:.6g}",
+                      "effort": f"{bank.motor_force[i]:.6g}",
+                      "command_timeout": f"{bank.command_timeout_ms[i] / 1000.0:g}"}
+            msg.status.append(DiagnosticStatus(
+                level=_LEVELS[level], name=f"{self.get_name()}: {bank.names[i]}",
+                message=why, hardware_id=self.hw.plugin_name,
+                values=[KeyValue(key=k, value=v) for k, v in values.items()]))
+        self._outputs["/diagnostics"].publish(msg)
 
     def _publish_clock(self) -> None:
         pub = self._outputs.get("/clock")
@@ -458,6 +605,11 @@ class ServoSimNode(Node):
         self.hw.shutdown()  # a real device is left with its torque off
         self._log_handler.detach()
         super().destroy_node()
+
+
+def _flag_names(flags: StateFlags) -> str:
+    """'ready|enabled' (or 'none')."""
+    return "|".join(f.name.lower() for f in StateFlags if f.value and f in flags) or "none"
 
 
 def main(args: list[str] | None = None) -> int:
