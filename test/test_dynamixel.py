@@ -26,7 +26,7 @@ from servo_sim.hardware import (
 )
 from servo_sim.hardware import dxl_emulator as emu
 from servo_sim.hardware import system as system_module
-from servo_sim.model import Motor, parse_config
+from servo_sim.model import Motor, ServoMode, parse_config
 
 KT = 1.78  # N*m/A
 STEPS_PER_RETRY = system_module.RECOVERY_PERIOD_MS // 8
@@ -387,3 +387,85 @@ def test_the_shipped_dynamixel_config_drives_the_bus(bus):
     assert bus.get(1, emu.POSITION_P_GAIN, 2) == 800  # the factory gain, as the file says
     assert bus.get(2, emu.CURRENT_LIMIT, 2) == 627
     system.shutdown()
+
+
+# --------------------------------------------------------------------------- modes, safety
+
+
+def test_e_stop_switches_the_torque_off_and_enable_holds_where_the_servo_is(bus, hw):
+    hw.command("a", Motor.set_position, 1.0)
+    hw.step(2)
+    hw.command("a", Motor.e_stop)
+    hw.step(1)
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [0, 1, 1]
+    modes, flags = hw.report()
+    assert (modes[0], flags[0]) == (ServoMode.DISABLED, StateFlags.E_STOP)
+    with pytest.raises(CommandRefusedError, match="motor 'a': set_position refused: e-stop"):
+        hw.command("a", Motor.set_position, 0.0)
+    hw.command("a", Motor.reset_e_stop)
+    bus.freeze()
+    bus.set(1, emu.PRESENT_POSITION, 4, 2048 + 300)  # pushed by hand while off
+    hw.step(1)
+    assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0  # reset alone does not enable
+    hw.command("a", Motor.enable)  # holds the 300 ticks it read
+    hw.step(1)
+    assert bus.get(1, emu.TORQUE_ENABLE, 1) == 1
+    assert bus.get(1, emu.GOAL_POSITION, 4) == 2048 + 300
+    assert hw.sim.motor("a").mode is ServoMode.HALT
+
+
+def test_a_failed_bus_reports_mode_error_and_still_takes_the_e_stop(bus, hw):
+    hw.command("b", Motor.set_position, 0.5)
+    bus.silence([2])
+    hw.cycle()
+    hw.command("b", Motor.e_stop)  # accepted whatever the device's state
+    modes, flags = hw.report()
+    assert modes.tolist() == [ServoMode.ERROR] * 3  # the whole bus is down
+    assert flags[1] == StateFlags.E_STOP | StateFlags.COMMUNICATION_FAILURE
+    level, why = hw.status()[1]
+    assert level == 2 and why == ("motor 'b' (id 2): sync read: [TxRxResult] There is no "
+                                  "status packet!")
+    assert hw.status()[0][0] == 2  # a: no flag of its own, the plugin's reason
+    bus.silence([])
+    recover(hw)
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [1, 0, 1]
+    modes, _ = hw.report()
+    assert modes.tolist() == [ServoMode.HALT, ServoMode.DISABLED, ServoMode.HALT]
+
+
+def test_a_trapezoidal_move_is_streamed_as_goal_positions(bus, hw):
+    from test_safety import closed_form  # the independent closed-form profile
+
+    bus.freeze()  # the servo stays at 0: the set-points do not depend on it
+    hw.step(1)
+    move = hw.command("a", Motor.trapezoidal_move, 0.5, 0.0, 2.0, 8.0)
+    rad_per_tick = 2 * math.pi / 4096
+    goals, expected = [], []
+    for k in range(1, 70):
+        hw.cycle()
+        goals.append(bus.get(1, emu.GOAL_POSITION, 4))
+        expected.append(2048 + round(closed_form(k * 0.008, 0.5, 2.0, 8.0)[0] / rad_per_tick))
+    assert goals == expected
+    assert goals[-1] == 2048 + round(0.5 / rad_per_tick)
+    assert move.state == "succeeded"  # 0.5 s: done at the cycle starting at 504 ms
+    assert bus.get(1, emu.OPERATING_MODE, 1) == emu.MODE_EXTENDED_POSITION
+
+
+def test_halt_ramps_the_goal_velocity_down_then_holds(bus, hw):
+    bus.freeze()
+    hw.command("c", Motor.set_acceleration, 10.0)
+    hw.command("c", Motor.set_position, math.inf)
+    hw.command("c", Motor.set_velocity, 2.0)
+    unit = 0.229 * 2 * math.pi / 60  # rad/s per Goal Velocity unit
+    bus.set(3, emu.PRESENT_VELOCITY, 4, 83)  # 1.990 rad/s
+    hw.step(1)
+    assert bus.get(3, emu.GOAL_VELOCITY, 4) == round(2.0 / unit)
+    hw.command("c", Motor.halt)
+    registers, expected = [], []
+    for k in range(1, 27):
+        hw.cycle()
+        registers.append(bus.get(3, emu.GOAL_VELOCITY, 4))
+        expected.append(round(max(83 * unit - k * 10.0 * 0.008, 0.0) / unit))
+    assert registers[:25] == expected[:25] and expected[24] == 0  # 1.99 / 0.08: 25 cycles
+    assert bus.get(3, emu.OPERATING_MODE, 1) == emu.MODE_EXTENDED_POSITION  # then holds
+    assert hw.sim.motor("c").mode is ServoMode.HALT
