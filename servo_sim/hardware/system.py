@@ -193,7 +193,8 @@ class HardwareSystem:
         with bank.lock:
             if self.state is LifecycleState.ACTIVE:
                 bank.supervise()
-                bank.previous_velocity, bank.period = bank.velocity.copy(), dt
+                if not self.simulated:  # the sim's physics keeps them itself
+                    bank.previous_velocity, bank.period = bank.velocity.copy(), dt
                 if self._call("read", bank.time_ms / 1000.0, dt) is CallbackReturn.SUCCESS:
                     read = True
                 else:

@@ -62,7 +62,7 @@ class StateFlags(enum.IntFlag):
 
 #: Modes that follow a command stream, watched by the command watchdog.
 WATCHED_MODES = (ServoMode.POSITION, ServoMode.VELOCITY, ServoMode.EFFORT)
-#: Modes in which the motor follows a command (flag VALID_COMMAND).
+#: Modes in which the motor follows a command (flag VALID_COMMAND): 1 and up.
 COMMANDED_MODES = (*WATCHED_MODES, ServoMode.TRAPEZOIDAL)
 #: Device flags that put a motor in mode ERROR.
 FAULT_FLAGS = StateFlags.ERROR | StateFlags.FATAL_ERROR | StateFlags.COMMUNICATION_FAILURE
@@ -218,7 +218,9 @@ class Supervisor:
         bank = self.bank
         now = bank.time_ms
         if bank.any_watchdog:
-            watched = np.isin(bank.mode, WATCHED_MODES) & (bank.command_timeout_ms > 0)
+            mode = bank.mode  # WATCHED_MODES: position, velocity, effort = 1..3
+            watched = (mode >= ServoMode.POSITION) & (mode <= ServoMode.EFFORT) \
+                & (bank.command_timeout_ms > 0)
             late = np.flatnonzero(watched & (now - bank.last_command_ms
                                              >= bank.command_timeout_ms))
             for i in late:
@@ -379,17 +381,22 @@ def report(bank: MotorBank, device_flags: np.ndarray) -> tuple[np.ndarray, np.nd
     READY | ENABLED). The mode is ERROR while the device reports a fault; ENABLED needs
     the device enabled and the motor enabled; READY is cleared by an e-stop or a fault.
     """
-    device = device_flags.astype(np.int64)
+    device = np.asarray(device_flags, dtype=np.int64)
     fault = (device & int(FAULT_FLAGS)) != 0
-    mode = np.where(fault, int(ServoMode.ERROR), bank.mode.astype(np.int64))
+    mode = bank.mode.astype(np.int64)
     flags = device & int(FAULT_FLAGS | StateFlags.WARNING | StateFlags.READY
                          | StateFlags.ENABLED)
-    flags &= np.where(bank.enabled, -1, ~int(StateFlags.ENABLED))
-    flags &= np.where(bank.e_stop | fault, ~int(StateFlags.READY), -1)
-    flags |= np.where(bank.e_stop, int(StateFlags.E_STOP), 0)
-    flags |= np.where(bank.warning, int(StateFlags.WARNING), 0)
-    valid = np.isin(mode, COMMANDED_MODES) & ((flags & int(StateFlags.ENABLED)) != 0)
-    flags |= np.where(valid, int(StateFlags.VALID_COMMAND), 0)
+    flags[~bank.enabled] &= ~int(StateFlags.ENABLED)
+    if fault.any():
+        mode[fault] = int(ServoMode.ERROR)
+        flags[fault] &= ~int(StateFlags.READY)
+    if bank.e_stop.any():
+        flags[bank.e_stop] &= ~int(StateFlags.READY)
+        flags[bank.e_stop] |= int(StateFlags.E_STOP)
+    flags[bank.warning] |= int(StateFlags.WARNING)
+    # the commanded modes are 1..4 (position, velocity, effort, trapezoidal)
+    flags[(mode >= int(ServoMode.POSITION)) & ((flags & int(StateFlags.ENABLED)) != 0)] \
+        |= int(StateFlags.VALID_COMMAND)
     return mode, flags
 
 
