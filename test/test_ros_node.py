@@ -83,6 +83,9 @@ class Harness:
             # logged before the subscription matched still arrives
             qos = QoSProfile(depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.client.create_subscription(msg_type, topic, out.append, qos)
+        if topic == "/rosout":  # and matched before the test logs anything
+            self.wait_for(lambda: self.node.count_subscribers("/rosout") >= 1,
+                          "the /rosout subscription to match")
         return out
 
     def wait_for(self, condition, what: str):
