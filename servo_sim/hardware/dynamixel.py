@@ -245,10 +245,7 @@ class DynamixelHardware(HardwareComponent):
     def on_activate(self) -> CallbackReturn:
         """Hold where the servos are, write the settings, torque on."""
         bank = self.bank
-        hold = np.isfinite(bank.target_position)
-        bank.target_position[hold] = bank.position[hold]
-        bank.requested_position[hold] = bank.position[hold] / bank.multiplier[hold]
-        bank.refresh()
+        bank.supervisor.hold(np.flatnonzero(np.isfinite(bank.target_position)))
         ret = self._write_settings()
         if ret is CallbackReturn.SUCCESS:
             ret = self._write_goals()

@@ -276,9 +276,11 @@ class HardwareSystem:
         """(mode, flags) of every motor: the model's state with the device's flags."""
         return report(self.sim.bank, self.device_flags())
 
-    def status(self) -> list[tuple[int, str]]:
-        """Per motor, (diagnostic level 0/1/2, why): for /diagnostics."""
-        modes, flags = self.report()
+    def status(self, reported: tuple[np.ndarray, np.ndarray] | None = None
+               ) -> list[tuple[int, str]]:
+        """Per motor, (diagnostic level 0/1/2, why): for /diagnostics; ``reported`` is
+        :meth:`report`'s answer if the caller has it already."""
+        modes, flags = reported if reported is not None else self.report()
         bank, faults = self.sim.bank, self.component.faults
         fallback = self.component.reason if self.state is not LifecycleState.ACTIVE else ""
         return [status(bank, i, int(modes[i]), int(flags[i]), faults[i] or fallback)

@@ -187,6 +187,17 @@ class MotorBank:
         self.stop_low = np.where(self.stops, self.min_stop, -np.inf)
         self.stop_high = np.where(self.stops, self.max_stop, np.inf)
 
+    def target_window(self, idx: np.ndarray, stops: bool = False
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) a position target of motors ``idx`` may take: the active soft
+        limits, and with ``stops`` the hard stops as well (-inf/inf where none)."""
+        soft = self.soft_limits[idx]
+        low = np.where(soft, self.min_position[idx], -np.inf)
+        high = np.where(soft, self.max_position[idx], np.inf)
+        if stops:
+            low, high = np.maximum(low, self.stop_low[idx]), np.minimum(high, self.stop_high[idx])
+        return low, high
+
     def refresh(self, idx: slice | np.ndarray = slice(None)) -> None:
         """Recompute what the step derives from the commands, for motors ``idx``."""
         active = self.enabled[idx] & ~self.force_control[idx] & (self.available_force[idx] > 0.0)

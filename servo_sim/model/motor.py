@@ -106,16 +106,15 @@ class Motor:
                 continue
             raise CommandRefusedError(f"motor {bank.names[k]!r}: {command} refused: {why}")
 
-    def _commanded(self, mode: np.ndarray | int) -> None:
-        """Bookkeeping of a motion command to the group: mode, watchdog, moves replaced."""
+    def _commanded(self, mode: np.ndarray | int, reason: str = "") -> None:
+        """Bookkeeping of a motion command to the group: mode, watchdog, moves replaced
+        (ended as aborted with ``reason``)."""
         bank, group = self._bank, self._group
-        bank.supervisor.supersede(group, f"superseded by a command to {self.name!r}")
+        bank.supervisor.supersede(group, reason or f"superseded by a command to {self.name!r}")
         bank.mode[group] = mode
         bank.halting[group] = False
         bank.last_command_ms[group] = bank.time_ms
-        bank.warning[group] = False
-        for k in group:
-            bank.warnings[k] = ""
+        bank.supervisor.clear_warnings(group)
         bank.refresh(group)
 
     def _clip(self, argument: str, motors: np.ndarray, values: np.ndarray, low: np.ndarray,
@@ -140,9 +139,7 @@ class Motor:
             target = np.full(len(group), position)
         else:
             target = self._scaled("position", position)
-            soft = bank.soft_limits[group]
-            low = np.where(soft, bank.min_position[group], -np.inf)
-            high = np.where(soft, bank.max_position[group], np.inf)
+            low, high = bank.target_window(group)
             target = self._clip("position", group, target, low, high, "the soft limits")
         bank.target_position[group] = target
         bank.requested_position[group] = position
@@ -248,7 +245,7 @@ class Motor:
         off = group[~bank.enabled[group]]
         if len(off):
             bank.enabled[off] = True
-            bank.warning[off] = False
+            bank.supervisor.clear_warnings(off)
             bank.supervisor.halt(off)
             log.info("motor %r: enabled", self.name)
 
@@ -306,10 +303,10 @@ class Motor:
         limit = np.where(bank.acceleration[group] >= 0, bank.acceleration[group], np.inf)
         amax_g = self._clip("max_acceleration", group, amax * scale, 0 * scale, limit,
                             "the acceleration limit")
-        if not (amax_g > 0).all() or not (vmax_g > 0).all():
-            raise self._reject("max_acceleration" if not (amax_g > 0).all() else "max_velocity",
-                               amax if not (amax_g > 0).all() else vmax,
-                               "the motor's limit is 0")
+        for argument, value, limited in (("max_acceleration", amax, amax_g),
+                                         ("max_velocity", vmax, vmax_g)):
+            if not (limited > 0).all():
+                raise self._reject(argument, value, "the motor's limit is 0")
         final_g = self._clip("target_velocity", group, self._scaled("target_velocity", final),
                              -vmax_g, vmax_g, "max_velocity")
         limited = bank.soft_limits[group] | bank.stops[group]
@@ -317,19 +314,15 @@ class Motor:
             raise self._reject("target_velocity", final, "must be 0 with soft limits or hard "
                                "stops active (the motor would go on past the target)")
         target_g = self._scaled("target_position", target)
-        low = np.maximum(np.where(bank.soft_limits[group], bank.min_position[group], -np.inf),
-                         bank.stop_low[group])
-        high = np.minimum(np.where(bank.soft_limits[group], bank.max_position[group], np.inf),
-                          bank.stop_high[group])
+        low, high = bank.target_window(group, stops=True)
         target_g = self._clip("target_position", group, target_g, low, high,
                               "the soft limits and hard stops")
         plans = [plan_trapezoid(float(bank.position[k]), float(bank.velocity[k]),
                                 float(target_g[j]), float(final_g[j]), float(vmax_g[j]),
                                 float(amax_g[j])) for j, k in enumerate(group)]
         move = Move(bank, self._index, group, plans)
+        self._commanded(ServoMode.TRAPEZOIDAL, "preempted by a new trapezoidal_move")
         bank.supervisor.start_move(move)
-        bank.last_command_ms[group] = bank.time_ms
-        bank.warning[group] = False
         return move
 
     @property
@@ -345,9 +338,7 @@ class Motor:
     @property
     def flags(self) -> StateFlags:
         """State flags (seed 004), for a simulated device that is always ready."""
-        bank = self._bank
-        device = np.full(bank.n, int(StateFlags.READY | StateFlags.ENABLED))
-        return StateFlags(int(report(bank, device)[1][self._index]))
+        return StateFlags(int(report(self._bank)[1][self._index]))
 
     def get_command_timeout(self) -> float:
         """The command watchdog's timeout, s (0 = off); set it as the config field."""

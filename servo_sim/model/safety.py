@@ -64,6 +64,10 @@ class StateFlags(enum.IntFlag):
 WATCHED_MODES = (ServoMode.POSITION, ServoMode.VELOCITY, ServoMode.EFFORT)
 #: Modes in which the motor follows a command (flag VALID_COMMAND): 1 and up.
 COMMANDED_MODES = (*WATCHED_MODES, ServoMode.TRAPEZOIDAL)
+# both are runs of consecutive values, the commanded ones the highest: the per-step
+# tests are range tests
+_WATCHED_LOW, _WATCHED_HIGH = int(min(WATCHED_MODES)), int(max(WATCHED_MODES))
+_COMMANDED_LOW = int(min(COMMANDED_MODES))
 #: Device flags that put a motor in mode ERROR.
 FAULT_FLAGS = StateFlags.ERROR | StateFlags.FATAL_ERROR | StateFlags.COMMUNICATION_FAILURE
 
@@ -202,7 +206,6 @@ class Supervisor:
         self._end = np.zeros(n)  # t1 + tc + t3
         self._target = np.zeros(n)
         self._target_velocity = np.zeros(n)
-        self._feedforward = np.zeros(n)
         self.trapezoidal = np.zeros(n, dtype=bool)
 
     @property
@@ -218,8 +221,8 @@ class Supervisor:
         bank = self.bank
         now = bank.time_ms
         if bank.any_watchdog:
-            mode = bank.mode  # WATCHED_MODES: position, velocity, effort = 1..3
-            watched = (mode >= ServoMode.POSITION) & (mode <= ServoMode.EFFORT) \
+            mode = bank.mode
+            watched = (mode >= _WATCHED_LOW) & (mode <= _WATCHED_HIGH) \
                 & (bank.command_timeout_ms > 0)
             late = np.flatnonzero(watched & (now - bank.last_command_ms
                                              >= bank.command_timeout_ms))
@@ -236,6 +239,13 @@ class Supervisor:
         if self.moves:
             self._follow_moves(now)
 
+    def clear_warnings(self, idx: np.ndarray) -> None:
+        """A command arrived: motors ``idx`` have no watchdog warning any more."""
+        bank = self.bank
+        bank.warning[idx] = False
+        for k in idx:
+            bank.warnings[k] = ""
+
     def _ramp_down(self) -> None:
         """Halting velocity motors: the set-point falls by acceleration * dt per step;
         the step after it reached 0 the motor holds where it stopped."""
@@ -244,7 +254,7 @@ class Supervisor:
         setpoint = bank.velocity_setpoint[idx]
         stopped = setpoint == 0.0
         if stopped.any():
-            self._hold(idx[stopped])
+            self.hold(idx[stopped])
         idx, setpoint = idx[~stopped], setpoint[~stopped]
         speed = np.maximum(np.abs(setpoint) - bank.acceleration[idx] * bank.dt, 0.0)
         bank.velocity_setpoint[idx] = np.copysign(speed, setpoint)
@@ -266,18 +276,10 @@ class Supervisor:
         following, _ = profile_at(elapsed + bank.dt, *profile)
         ends = elapsed + bank.dt >= self._end[idx]
         following[ends] = self._target[idx][ends]  # the exact target, not its rounding
-        following = self._within_limits(idx, following)
+        following = np.clip(following, *bank.target_window(idx, stops=True))
         bank.target_position[idx] = following
         bank.pid_target[idx] = position
         bank.feedforward[idx] = (following - position) / bank.dt
-
-    def _within_limits(self, idx: np.ndarray, values: np.ndarray) -> np.ndarray:
-        bank = self.bank
-        low = np.where(bank.soft_limits[idx], bank.min_position[idx], -np.inf)
-        high = np.where(bank.soft_limits[idx], bank.max_position[idx], np.inf)
-        low = np.maximum(low, bank.stop_low[idx])
-        high = np.minimum(high, bank.stop_high[idx])
-        return np.clip(values, low, high)
 
     def _complete(self, move: Move) -> None:
         """The profile reached its target: hold it, or go on at the target velocity."""
@@ -298,9 +300,9 @@ class Supervisor:
     # ------------------------------------------------------------------ transitions
 
     def start_move(self, move: Move) -> None:
-        """Make ``move`` the command of its motors (the caller checked everything)."""
+        """Make ``move`` the command of its motors (the caller checked everything and did
+        the bookkeeping of a command: mode, watchdog, earlier moves ended)."""
         bank, group = self.bank, move.group
-        self.supersede(group, "preempted by a new trapezoidal_move")
         for k, plan in zip(group, move.plans, strict=True):
             self._start_ms[k] = bank.time_ms
             self._profile[:, k] = (plan.start, plan.start_velocity, plan.a1, plan.t1,
@@ -314,8 +316,6 @@ class Supervisor:
         bank.requested_position[group] = self._target[group] / bank.multiplier[group]
         bank.force_control[group] = False
         bank.applied_force[group] = 0.0
-        bank.halting[group] = False
-        bank.mode[group] = ServoMode.TRAPEZOIDAL
         bank.refresh(group)
 
     def supersede(self, group: np.ndarray, reason: str, state: str = "aborted") -> None:
@@ -349,9 +349,9 @@ class Supervisor:
         bank.velocity_setpoint[group] = np.where(ramp, start, 0.0)
         bank.refresh(group)
         if (~ramp).any():
-            self._hold(group[~ramp])
+            self.hold(group[~ramp])
 
-    def _hold(self, idx: np.ndarray) -> None:
+    def hold(self, idx: np.ndarray) -> None:
         """Hold motors ``idx`` where they are (position control, target = position)."""
         bank = self.bank
         bank.halting[idx] = False
@@ -374,13 +374,16 @@ class Supervisor:
 # --------------------------------------------------------------------------- reporting
 
 
-def report(bank: MotorBank, device_flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def report(bank: MotorBank, device_flags: np.ndarray | None = None
+           ) -> tuple[np.ndarray, np.ndarray]:
     """(mode, flags) of every motor as int arrays, given what the device reports.
 
-    ``device_flags`` holds the device's own :class:`StateFlags` per motor (a simulation:
-    READY | ENABLED). The mode is ERROR while the device reports a fault; ENABLED needs
+    ``device_flags`` holds the device's own :class:`StateFlags` per motor (None: a
+    simulation, READY | ENABLED). The mode is ERROR while the device reports a fault; ENABLED needs
     the device enabled and the motor enabled; READY is cleared by an e-stop or a fault.
     """
+    if device_flags is None:
+        device_flags = np.full(bank.n, int(StateFlags.READY | StateFlags.ENABLED))
     device = np.asarray(device_flags, dtype=np.int64)
     fault = (device & int(FAULT_FLAGS)) != 0
     mode = bank.mode.astype(np.int64)
@@ -394,8 +397,7 @@ def report(bank: MotorBank, device_flags: np.ndarray) -> tuple[np.ndarray, np.nd
         flags[bank.e_stop] &= ~int(StateFlags.READY)
         flags[bank.e_stop] |= int(StateFlags.E_STOP)
     flags[bank.warning] |= int(StateFlags.WARNING)
-    # the commanded modes are 1..4 (position, velocity, effort, trapezoidal)
-    flags[(mode >= int(ServoMode.POSITION)) & ((flags & int(StateFlags.ENABLED)) != 0)] \
+    flags[(mode >= _COMMANDED_LOW) & ((flags & int(StateFlags.ENABLED)) != 0)] \
         |= int(StateFlags.VALID_COMMAND)
     return mode, flags
 

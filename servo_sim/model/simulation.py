@@ -12,7 +12,7 @@ import numpy as np
 from .bank import MotorBank
 from .config import ConfigError, SimulationConfig, load_config, parse_config, to_dict
 from .motor import Motor
-from .safety import StateFlags, report
+from .safety import report
 
 #: Motor fields fixed at start-up: changing them would change what the state means.
 READ_ONLY_FIELDS = frozenset({"type", "multiplier", "position"})
@@ -70,8 +70,7 @@ class Simulation:
 
     def report(self) -> tuple[np.ndarray, np.ndarray]:
         """(mode, flags) of every motor (see ``safety.report``): a simulated device."""
-        device = np.full(len(self), int(StateFlags.READY | StateFlags.ENABLED))
-        return report(self.bank, device)
+        return report(self.bank)
 
     def set_parameter(self, motor: str, field: str, value: Any) -> None:
         """Change one config field of ``motor`` at run time ("max_velocity", "load.external").

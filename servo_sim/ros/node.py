@@ -568,11 +568,11 @@ class ServoSimNode(Node):
 
     def _publish_diagnostics(self) -> None:
         """/diagnostics: one status per motor, OK / WARN / ERROR and why."""
-        modes, flags = self.hw.report()
+        modes, flags = reported = self.hw.report()
         bank = self.sim.bank
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
-        for i, (level, why) in enumerate(self.hw.status()):
+        for i, (level, why) in enumerate(self.hw.status(reported)):
             values = {"mode": ServoMode(int(modes[i])).name.lower(),
                       "flags": _flag_names(StateFlags(int(flags[i]))),
                       "position": f"{bank.position[i]:.6g}", "velocity": f"{bank.velocity[i]:.6g}",
