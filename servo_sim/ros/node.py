@@ -160,8 +160,11 @@ class ServoSimNode(Node):
         self._log_handler.attach()
         try:
             self.hw = HardwareSystem(self._read_config())
-        except ConfigError:
+        except BaseException:
+            # destroyed now, not by the GC later: rcl (Jazzy) finalizing a dead node takes
+            # the /rosout publisher of the live node of the same name with it
             self._log_handler.detach()
+            super().destroy_node()
             raise
         self.sim = self.hw.sim
         if not self.hw.simulated:  # declared with the values in force
@@ -604,6 +607,10 @@ class ServoSimNode(Node):
     def destroy_node(self) -> None:
         self.hw.shutdown()  # a real device is left with its torque off
         self._log_handler.detach()
+        # Node.destroy_node leaves action servers alone, and their handles keep the rcl
+        # node alive until the GC (see the failed constructor above)
+        for server in self._action_servers:
+            server.destroy()
         super().destroy_node()
 
 
