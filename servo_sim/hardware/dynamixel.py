@@ -246,9 +246,7 @@ class DynamixelHardware(HardwareComponent):
         """Hold where the servos are, write the settings, torque on."""
         bank = self.bank
         bank.supervisor.hold(np.flatnonzero(np.isfinite(bank.target_position)))
-        ret = self._write_settings()
-        if ret is CallbackReturn.SUCCESS:
-            ret = self._write_goals()
+        ret = self._send()
         if ret is CallbackReturn.SUCCESS:
             self.flags[:] = StateFlags.READY | StateFlags.ENABLED
         return ret
@@ -282,8 +280,7 @@ class DynamixelHardware(HardwareComponent):
         return self._read_present()
 
     def write(self, time: float, period: float) -> CallbackReturn:
-        ret = self._write_settings()
-        return self._write_goals() if ret is CallbackReturn.SUCCESS else ret
+        return self._send()
 
     def capabilities(self, index: int) -> Capabilities:
         caps = (Capabilities.POSITION_COMMAND | Capabilities.VELOCITY_COMMAND
@@ -349,10 +346,16 @@ class DynamixelHardware(HardwareComponent):
         return (_le(current, 2) + _le(velocity, 4) + _le(profile_acceleration, 4)
                 + _le(profile_velocity, 4) + _le(position, 4))
 
-    def _write_goals(self) -> CallbackReturn:
+    def _send(self) -> CallbackReturn:
+        """The commands of every servo: settings where they changed, then the goals (the
+        command modes taken once from the bank for both)."""
+        modes = command_modes(self.bank)
+        ret = self._write_settings(modes)
+        return self._write_goals(modes) if ret is CallbackReturn.SUCCESS else ret
+
+    def _write_goals(self, modes: np.ndarray) -> CallbackReturn:
         """One sync write of the goals of every servo."""
         self.writer.clearParam()
-        modes = command_modes(self.bank)
         for i, dxl_id in enumerate(self.ids):
             self.writer.addParam(dxl_id, self._goal_bytes(i, int(modes[i])))
         result = self.writer.txPacket()
@@ -360,10 +363,9 @@ class DynamixelHardware(HardwareComponent):
             return self._lost(None, "sync write", result)
         return CallbackReturn.SUCCESS
 
-    def _write_settings(self) -> CallbackReturn:
+    def _write_settings(self, modes: np.ndarray) -> CallbackReturn:
         """Operating mode, Current Limit, torque and gains of the servos where they changed."""
         bank = self.bank
-        modes = command_modes(bank)
         for i, u in enumerate(self.units):
             mode = int(modes[i])
             limit = _register(float(bank.available_force[i]) / u["kt"] / u["current"], 0,
