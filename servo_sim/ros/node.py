@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import math
-import signal
 import sys
 import time
 from array import array
@@ -24,7 +23,6 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-import rclpy
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import (
@@ -36,7 +34,6 @@ from rcl_interfaces.msg import (
 )
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.task import Future
@@ -617,28 +614,3 @@ class ServoSimNode(Node):
 def _flag_names(flags: StateFlags) -> str:
     """'ready|enabled' (or 'none')."""
     return "|".join(f.name.lower() for f in StateFlags if f.value and f in flags) or "none"
-
-
-def main(args: list[str] | None = None) -> int:
-    """``ros2 run servo_sim servo_sim_node [--ros-args ...]``."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = ServoSimNode()
-        rclpy.spin(node)
-    except ConfigError as exc:
-        rclpy.logging.get_logger("servo_sim").fatal(str(exc))
-        return 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        # Ctrl-C reaches the whole process group and launch forwards one more SIGINT:
-        # do not let the second one interrupt the clean-up
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

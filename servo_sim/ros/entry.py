@@ -1,0 +1,97 @@
+"""Process entry points of the ROS layer: ``servo_sim_node`` and ``servo-sim-client``.
+
+Imports ROS lazily, so that a Python without ROS 2 gets one line saying what to do
+instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable
+from types import FrameType
+
+#: How long one executor wait may block, so that a signal is handled promptly even
+#: when nothing else wakes the executor.
+_WAKE_S = 0.1
+_NO_ROS = ("needs ROS 2: rclpy and servo_sim's built interfaces ({exc}). Set up a venv with "
+           "scripts/setup-ros-venv, or source a ROS 2 installation and colcon build servo_sim")
+
+
+class StopSignals:
+    """Turns SIGINT and SIGTERM into a flag the spin loop checks, instead of rclpy's handler.
+
+    rclpy's own handler shuts the context down from the signal while the executor may be
+    building its wait set (``RCLError: failed to initialize wait set: the given context
+    is not valid`` with some rclpy versions). Here the main thread alone shuts down,
+    after the loop, and more signals (Ctrl-C reaches the whole process group, launch
+    forwards one more) only set the flag again.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._previous = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.received = signum
+
+    def restore(self) -> None:
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
+
+
+def _ros_or_exit(program: str) -> None:
+    try:
+        import rclpy  # noqa: F401
+
+        from servo_sim import msg  # noqa: F401
+    except ImportError as exc:
+        print(f"{program}: {_NO_ROS.format(exc=exc)}", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def spin_until_signal(executor: object, stop: StopSignals,
+                      done: Callable[[], bool] = lambda: False) -> None:
+    """Spin ``executor`` until a stop signal arrives or ``done()``."""
+    while stop.received is None and not done():
+        executor.spin_once(timeout_sec=_WAKE_S)
+
+
+def node_main(args: list[str] | None = None) -> int:
+    """``servo_sim_node [--ros-args ...]`` (``ros2 run servo_sim servo_sim_node``)."""
+    stop = StopSignals()  # before init: a Ctrl-C during start-up ends the node quietly too
+    _ros_or_exit("servo_sim_node")
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+
+    from ..model import ConfigError
+    from .node import ServoSimNode
+
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    node = None
+    try:
+        node = ServoSimNode()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        spin_until_signal(executor, stop)
+        executor.remove_node(node)
+    except ConfigError as exc:
+        rclpy.logging.get_logger("servo_sim").fatal(str(exc))
+        return 1
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+        stop.restore()
+    return 0
+
+
+def client_main(argv: list[str] | None = None) -> int:
+    """``servo-sim-client``: call a service or echo a topic of the node (see client.py)."""
+    _ros_or_exit("servo-sim-client")
+    from .client import main
+
+    return main(argv)
