@@ -1,9 +1,14 @@
-"""Shared helpers: build small simulations from keyword arguments."""
+"""Shared helpers: DDS kept on this machine, ROS imports that skip only where no ROS
+can be had, small simulations built from keyword arguments."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -12,6 +17,46 @@ from servo_sim.model import Simulation
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))  # the scalar reference lives there
+
+# DDS stays on loopback, on a domain of this test run's own (before any rclpy.init; the
+# node processes the tests start inherit it). SERVO_SIM_TEST_DOMAIN_ID picks the domain.
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ["ROS_DOMAIN_ID"] = os.environ.get("SERVO_SIM_TEST_DOMAIN_ID",
+                                             str(1 + os.getpid() % 100))
+
+#: Which ROS tests must run here: CI sets SERVO_SIM_REQUIRE to ``ros`` (ROS 2 from PyPI)
+#: or ``ros,launch`` (a ROS 2 installation), so that one that would skip fails instead.
+REQUIRED = {w for w in os.environ.get("SERVO_SIM_REQUIRE", "").split(",") if w}
+#: What each kind of ROS test needs first, and where to get it.
+_GATES = {
+    "ros": ("rclpy", "set up ROS 2 with scripts/setup-ros-venv, or source a ROS 2 "
+                     "installation and colcon build servo_sim"),
+    "launch": ("launch_testing", "launch is not on PyPI: source a ROS 2 installation "
+                                 "(/opt/ros/<distro>/setup.bash) and colcon build servo_sim"),
+}
+
+
+def require_ros(*modules: str, need: str = "ros") -> list[ModuleType]:
+    """Import ``modules`` for a ROS test module, or skip it with the reason.
+
+    The skip is allowed only where no ROS can be had (``need``'s gate module, rclpy or
+    launch_testing, is missing, and SERVO_SIM_REQUIRE does not ask for it): with the gate
+    present, anything else missing (servo_sim's interfaces not built, not in the ament
+    index) fails the module, naming what to do.
+    """
+    gate, hint = _GATES[need]
+    have_gate = importlib.util.find_spec(gate) is not None
+    caller = Path(sys._getframe(1).f_globals.get("__file__", "?")).name
+    loaded = []
+    for name in modules:
+        try:
+            loaded.append(importlib.import_module(name))
+        except ImportError as exc:
+            why = f"{caller}: {name} not importable ({exc}): {hint}"
+            if have_gate or need in REQUIRED:
+                pytest.fail(why, pytrace=False)
+            pytest.skip(why, allow_module_level=True)
+    return loaded
 
 DT_MS = 8
 DT = DT_MS / 1000

@@ -1,5 +1,6 @@
 """launch_testing: the real launch file starts the node, which serves and publishes, then
-exits cleanly. Skipped, with the reason, without ROS 2 or an installed servo_sim."""
+exits cleanly. Skipped, with the reason, where launch cannot be had (it is not on PyPI);
+with launch but servo_sim not colcon-built and sourced, it fails."""
 
 from __future__ import annotations
 
@@ -8,28 +9,28 @@ import unittest
 from pathlib import Path
 
 import pytest
+from conftest import require_ros
 
-pytest.importorskip(
-    "launch_testing", reason="launch_testing not importable: source a ROS 2 installation "
-                             "(/opt/ros/<distro>/setup.bash) to run the launch test")
+require_ros("launch_testing", "launch_ros", need="launch")
+(servo_srvs,) = require_ros("servo_sim.srv")
+pytestmark = pytest.mark.launch
 try:
     from ament_index_python.packages import get_package_share_directory
 
     LAUNCH_FILE = Path(get_package_share_directory("servo_sim"), "launch", "servo_sim.launch.py")
-    from servo_sim import srv as servo_srvs
-except (ImportError, LookupError):
-    pytest.skip("servo_sim is not installed in the ament index: colcon build and source "
-                "install/setup.bash", allow_module_level=True)
+except LookupError as exc:
+    pytest.fail(f"servo_sim is not in the ament index ({exc}): colcon build it and source "
+                "install/setup.bash", pytrace=False)
 
-import launch_testing
-import launch_testing.actions
-import launch_testing.asserts
-import rclpy
-from launch import LaunchDescription
-from launch.actions import IncludeLaunchDescription
-from launch.launch_description_sources import PythonLaunchDescriptionSource
-from rclpy.executors import SingleThreadedExecutor
-from sensor_msgs.msg import JointState
+import launch_testing  # noqa: E402
+import launch_testing.actions  # noqa: E402
+import launch_testing.asserts  # noqa: E402
+import rclpy  # noqa: E402
+from launch import LaunchDescription  # noqa: E402
+from launch.actions import IncludeLaunchDescription  # noqa: E402
+from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 
 TIMEOUT = 30.0
 

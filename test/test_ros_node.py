@@ -1,7 +1,8 @@
 """The servo_sim node under real rclpy, in process: services, topics, parameters, clock.
 
-Skipped, with the reason shown, where rclpy or the built servo_sim interfaces are
-missing. Time is driven with ~/pause and ~/step (the node starts paused), never sleeps.
+Skipped, with the reason shown, where no ROS 2 can be had (conftest.require_ros); with
+rclpy but without servo_sim's built interfaces they fail. Time is driven with ~/pause
+and ~/step (the node starts paused), never sleeps.
 """
 
 from __future__ import annotations
@@ -12,16 +13,10 @@ import math
 import time
 
 import pytest
+from conftest import require_ros
 
-rclpy = pytest.importorskip(
-    "rclpy", reason="rclpy not importable: source a ROS 2 installation "
-                    "(/opt/ros/<distro>/setup.bash) to run the node tests")
-try:
-    from servo_sim import msg as servo_msgs
-    from servo_sim import srv as servo_srvs
-except ImportError:
-    pytest.skip("servo_sim's msg/srv are not built: colcon build this package and source "
-                "install/setup.bash", allow_module_level=True)
+rclpy, servo_msgs, servo_srvs = require_ros("rclpy", "servo_sim.msg", "servo_sim.srv")
+pytestmark = pytest.mark.ros
 
 from rcl_interfaces.msg import Log  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402

@@ -1,8 +1,8 @@
 """Modes and safety on ROS (issue 5): the per-motor Trigger services, the node-wide
 e-stop, the trapezoidal_move action, ~/servo_state and /diagnostics, under real rclpy.
 
-Skipped, with the reason shown, where rclpy or the built servo_sim interfaces are
-missing. Time is driven with ~/step (the node starts paused); waits are on conditions.
+Skipped, with the reason shown, where no ROS 2 can be had (conftest.require_ros). Time
+is driven with ~/step (the node starts paused); waits are on conditions.
 """
 
 from __future__ import annotations
@@ -10,17 +10,11 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import require_ros
 
-rclpy = pytest.importorskip(
-    "rclpy", reason="rclpy not importable: source a ROS 2 installation "
-                    "(/opt/ros/<distro>/setup.bash) to run the node tests")
-try:
-    from servo_sim import action as servo_actions
-    from servo_sim import msg as servo_msgs
-    from servo_sim import srv as servo_srvs
-except ImportError:
-    pytest.skip("servo_sim's msg/srv/action are not built: colcon build this package and "
-                "source install/setup.bash", allow_module_level=True)
+rclpy, servo_actions, servo_msgs, servo_srvs = require_ros(
+    "rclpy", "servo_sim.action", "servo_sim.msg", "servo_sim.srv")
+pytestmark = pytest.mark.ros
 
 from action_msgs.msg import GoalStatus  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402

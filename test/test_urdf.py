@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import require_ros
 
 from servo_sim.model import ConfigError, load_config, parse_config
 from servo_sim.model.config import ros_name, to_dict
@@ -110,18 +111,15 @@ def test_motors_without_a_joint_keep_their_config():
     assert apply_urdf(config, URDF) == config
 
 
+@pytest.mark.launch
 def test_ros2_control_launch_file_describes_the_stack():
-    pytest.importorskip("launch_ros", reason="launch_ros not importable: source a ROS 2 "
-                        "installation to check the ros2_control launch file")
+    require_ros("launch_ros", need="launch")
     from launch import LaunchContext
     from launch.actions import DeclareLaunchArgument, OpaqueFunction
     from launch.launch_description_sources import get_launch_description_from_python_launch_file
 
-    try:
-        description = get_launch_description_from_python_launch_file(
-            str(ROOT / "launch" / "ros2_control.launch.py"))
-    except Exception as exc:  # noqa: BLE001 - servo_sim's share directory not installed
-        pytest.skip(f"servo_sim is not installed (colcon build + source): {exc}")
+    description = get_launch_description_from_python_launch_file(
+        str(ROOT / "launch" / "ros2_control.launch.py"))
     arguments = [e for e in description.entities if isinstance(e, DeclareLaunchArgument)]
     assert [a.name for a in arguments] == ["urdf", "config", "controllers", "controller",
                                            "log_level"]
