@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark of the servo_sim node under ROS 2 (needs a sourced ROS 2 and a colcon build).
+"""Benchmark of the servo_sim node under ROS 2 (the venv of scripts/setup-ros-venv, or a
+sourced ROS 2 with servo_sim colcon-built).
 
 For 1, 10 and 100 motors at basic_time_step_ms 1, real_time_factor 1, each motor with
 its position sensor at 10 ms and joint_states at 100 Hz, the node runs alone in a child
@@ -21,11 +22,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
 
 STEP_MS = 1
+
+# DDS stays on this machine, on the benchmark's own domain (the node's process inherits
+# both; SERVO_SIM_BENCH_DOMAIN_ID picks another domain)
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ["ROS_DOMAIN_ID"] = os.environ.get("SERVO_SIM_BENCH_DOMAIN_ID", "58")
 
 
 def node_parameters(n: int, rtf: float) -> list[str]:

@@ -55,8 +55,40 @@ def require_ros(*modules: str, need: str = "ros") -> list[ModuleType]:
             why = f"{caller}: {name} not importable ({exc}): {hint}"
             if have_gate or need in REQUIRED:
                 pytest.fail(why, pytrace=False)
+            _COUNTS[need]["skipped modules"] += 1
             pytest.skip(why, allow_module_level=True)
     return loaded
+
+
+#: Outcomes of the ROS tests (markers ros and launch), for the closing summary line.
+_COUNTS = {need: dict.fromkeys(("passed", "failed", "skipped", "skipped modules"), 0)
+           for need in _GATES}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A required kind of ROS test (SERVO_SIM_REQUIRE) that skips fails instead."""
+    report = (yield).get_result()
+    required = [m.name for m in item.iter_markers() if m.name in REQUIRED]
+    if report.skipped and required:
+        reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = (f"skipped ({reason}), but SERVO_SIM_REQUIRE="
+                           f"{','.join(sorted(REQUIRED))}: {required[0]} tests must run here")
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        for need in _GATES:
+            if need in report.keywords:
+                _COUNTS[need][report.outcome] += 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line per kind of ROS test: how many ran, failed, skipped."""
+    for need, counts in _COUNTS.items():
+        terminalreporter.write_line(
+            f"servo_sim {need} tests: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
 
 DT_MS = 8
 DT = DT_MS / 1000
