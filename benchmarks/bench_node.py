@@ -58,10 +58,8 @@ def child(duration: float, ros_args: list[str]) -> None:
     class TimedNode(ServoSimNode):
         def _advance(self, n: int) -> None:
             super()._advance(n)
-            rtf = self._settings["real_time_factor"]
-            if rtf > 0 and n:
-                ideal = self._origin_wall + (self.sim.time_ms - self._origin_ms) / 1000 / rtf
-                late.append(time.monotonic() - ideal)
+            if self._pacer.real_time_factor > 0 and n:
+                late.append(self._pacer.lateness())
 
     rclpy.init(args=ros_args)
     node = TimedNode()

@@ -18,6 +18,8 @@ ARGUMENTS = (
     ("real_time_factor", "1.0",
      "Simulated seconds per wall-clock second; 0 = as fast as possible."),
     ("log_level", "info", "Log level: debug, info, warn, error or fatal."),
+    ("executor", "auto", "rclpy executor: auto (events where rclpy has it), events or "
+                         "single_threaded."),
 )
 
 
@@ -37,6 +39,7 @@ def generate_launch_description() -> LaunchDescription:
                 "use_sim_time": ParameterValue(arg("use_sim_time"), value_type=bool),
                 "publish_clock": ParameterValue(arg("publish_clock"), value_type=bool),
                 "real_time_factor": ParameterValue(arg("real_time_factor"), value_type=float),
+                "executor": arg("executor"),
             },
         ],
         arguments=["--ros-args", "--log-level", arg("log_level")],

@@ -46,7 +46,9 @@ def require_ros(*modules: str, need: str = "ros") -> list[ModuleType]:
     """
     gate, hint = _GATES[need]
     have_gate = importlib.util.find_spec(gate) is not None
-    caller = Path(sys._getframe(1).f_globals.get("__file__", "?")).name
+    frame = sys._getframe(1)
+    caller = Path(frame.f_globals.get("__file__", "?")).name
+    at_module_level = frame.f_code.co_name == "<module>"
     loaded = []
     for name in modules:
         try:
@@ -55,9 +57,16 @@ def require_ros(*modules: str, need: str = "ros") -> list[ModuleType]:
             why = f"{caller}: {name} not importable ({exc}): {hint}"
             if have_gate or need in REQUIRED:
                 pytest.fail(why, pytrace=False)
-            _COUNTS[need]["skipped modules"] += 1
+            if at_module_level:  # a test's own skip is counted with its outcome
+                _COUNTS[need]["skipped modules"] += 1
             pytest.skip(why, allow_module_level=True)
     return loaded
+
+
+@pytest.fixture(params=("single_threaded", "events"))
+def executor_kind(request) -> str:
+    """The rclpy executors the node runs on (ros/entry.py): every node test runs on both."""
+    return request.param
 
 
 #: Outcomes of the ROS tests (markers ros and launch), for the closing summary line.

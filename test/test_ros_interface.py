@@ -285,7 +285,11 @@ def test_split_motor_parameter_maps_ros_names_back():
 def test_node_settings_defaults_coercion_and_errors():
     assert node_settings({}) == {"publish_clock": False, "real_time_factor": 1.0,
                                  "joint_states_rate": 50.0, "start_paused": False,
-                                 "robot_description": ""}
+                                 "executor": "auto", "robot_description": ""}
+    assert node_settings({"executor": "events"})["executor"] == "events"
+    with pytest.raises(ConfigError, match=r"^p: parameter 'executor' = 'fast': must be one of "
+                                          r"auto, events, single_threaded$"):
+        node_settings({"executor": "fast"}, "p")
     assert node_settings({"real_time_factor": 2})["real_time_factor"] == 2.0
     with pytest.raises(ConfigError, match=r"'real_time_factor' = -1.0: must be a double >= 0"):
         node_settings({"real_time_factor": -1.0}, "p")

@@ -19,7 +19,6 @@ rclpy, servo_msgs, servo_srvs = require_ros("rclpy", "servo_sim.msg", "servo_sim
 pytestmark = pytest.mark.ros
 
 from rcl_interfaces.msg import Log  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: E402
@@ -27,6 +26,7 @@ from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
+from servo_sim.ros.entry import make_executor  # noqa: E402
 from servo_sim.ros.interface import MOTOR_SERVICES  # noqa: E402
 from servo_sim.ros.node import ServoSimNode  # noqa: E402
 
@@ -54,13 +54,14 @@ CONFIG = {
 class Harness:
     """The node and a client node on one executor spun from the test thread."""
 
-    def __init__(self, base=CONFIG, **overrides):
+    def __init__(self, base=CONFIG, executor_kind="single_threaded", **overrides):
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
         params = [Parameter(k, value=v) for k, v in {**base, **overrides}.items()]
         self.node = ServoSimNode(context=self.context, parameter_overrides=params)
         self.client = rclpy.create_node("servo_sim_test_client", context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor, kind = make_executor(executor_kind, self.context)
+        assert kind == executor_kind, f"this rclpy has no {executor_kind} executor"
         self.executor.add_node(self.node)
         self.executor.add_node(self.client)
         self.received: dict[str, list] = {}
@@ -105,8 +106,8 @@ class Harness:
 
 
 @pytest.fixture
-def h():
-    harness = Harness()
+def h(executor_kind):
+    harness = Harness(executor_kind=executor_kind)
     yield harness
     harness.close()
 
@@ -299,8 +300,8 @@ def test_joint_commands_drive_the_motors(h):
     assert arm.get_velocity() == 0.5
 
 
-def test_free_run_advances_faster_than_the_wall_clock():
-    h = Harness(real_time_factor=0.0, start_paused=False)
+def test_free_run_advances_faster_than_the_wall_clock(executor_kind):
+    h = Harness(real_time_factor=0.0, start_paused=False, executor_kind=executor_kind)
     try:
         start = time.monotonic()
         h.wait_for(lambda: h.node.sim.time > 5.0, "5 s of simulated time")
@@ -322,7 +323,7 @@ def test_a_bad_config_fails_with_one_message():
         rclpy.shutdown(context=context)
 
 
-def test_dead_nodes_do_not_take_the_rosout_of_a_later_one():
+def test_dead_nodes_do_not_take_the_rosout_of_a_later_one(executor_kind):
     """A node that failed to start, or was destroyed, is finalized by rcl at once: if the GC
     did it later, rcl (Jazzy) would also unregister the /rosout publisher of the live node
     of the same name, and its log lines would never reach /rosout again."""
@@ -336,10 +337,10 @@ def test_dead_nodes_do_not_take_the_rosout_of_a_later_one():
                 Parameter("motors", value=["arm"]), Parameter("arm.max_velocity", value=-2.0)])
     finally:
         rclpy.shutdown(context=context)
-    closed = Harness()  # with its action servers
+    closed = Harness(executor_kind=executor_kind)  # with its action servers
     closed.executor.spin_once(timeout_sec=0.01)
     closed.close()
-    h = Harness()
+    h = Harness(executor_kind=executor_kind)
     try:
         logs = h.listen("/rosout", Log)
         del failed, closed
@@ -373,8 +374,9 @@ def dxl_config(port):
 
 
 @pytest.fixture
-def hw_node(dxl_bus):
-    harness = Harness(base=dxl_config(dxl_bus.port), real_time_factor=3.0)  # ignored
+def hw_node(dxl_bus, executor_kind):
+    harness = Harness(base=dxl_config(dxl_bus.port), real_time_factor=3.0,  # ignored
+                      executor_kind=executor_kind)
     yield harness
     harness.close()
 
@@ -435,12 +437,13 @@ def test_node_survives_a_silent_bus_and_recovers(dxl_bus, python_default_log_lev
     assert h.call("/a/set_position", servo_srvs.SetFloat, value=0.5).success
 
 
-def test_robot_description_limits_configure_the_motors():
+def test_robot_description_limits_configure_the_motors(executor_kind):
     from pathlib import Path
 
     urdf = (Path(__file__).resolve().parents[1] / "config" / "servo_sim.urdf").read_text()
     urdf = urdf.replace('effort="5.0" velocity="2.0"', 'effort="4.0" velocity="1.25"')
-    h = Harness(base={"start_paused": True}, robot_description=urdf)  # the default config
+    h = Harness(base={"start_paused": True}, robot_description=urdf,  # the default config
+                executor_kind=executor_kind)
     try:
         assert h.call("/arm/get_max_velocity", servo_srvs.GetFloat, ask=True).value == 1.25
         assert h.call("/arm/get_max_torque", servo_srvs.GetFloat, ask=True).value == 4.0

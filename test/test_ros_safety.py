@@ -30,8 +30,8 @@ Move = servo_actions.TrapezoidalMove
 
 
 @pytest.fixture
-def h():
-    harness = Harness()
+def h(executor_kind):
+    harness = Harness(executor_kind=executor_kind)
     yield harness
     harness.close()
 
@@ -187,8 +187,8 @@ def test_preemption_cancel_and_new_commands_end_goals_cleanly(h):
 
 
 @pytest.fixture
-def watched():
-    harness = Harness(CONFIG, **{"arm.command_timeout": 0.1})
+def watched(executor_kind):
+    harness = Harness(CONFIG, executor_kind=executor_kind, **{"arm.command_timeout": 0.1})
     yield harness
     harness.close()
 

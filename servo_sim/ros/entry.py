@@ -10,6 +10,7 @@ import signal
 import sys
 from collections.abc import Callable
 from types import FrameType
+from typing import Any
 
 #: How long one executor wait may block, so that a signal is handled promptly even
 #: when nothing else wakes the executor.
@@ -52,6 +53,30 @@ def _ros_or_exit(program: str) -> None:
         raise SystemExit(1) from None
 
 
+def make_executor(choice: str = "auto", context: Any = None) -> tuple[Any, str]:
+    """The executor the ``executor`` parameter asks for, and what it is.
+
+    ``auto`` and ``events``: rclpy's EventsExecutor (rclpy >= 7.1.4 in Jazzy, and Kilted),
+    whose wait set is not rebuilt in Python on every spin; where rclpy has none, the
+    SingleThreadedExecutor (``events`` says so as a warning).
+    """
+    from rclpy.executors import SingleThreadedExecutor
+
+    if choice in ("auto", "events"):
+        try:
+            from rclpy.experimental import EventsExecutor
+        except ImportError:
+            if choice == "events":
+                import rclpy.logging
+
+                rclpy.logging.get_logger("servo_sim").warning(
+                    "executor 'events': this rclpy has no EventsExecutor; using "
+                    "single_threaded")
+        else:
+            return EventsExecutor(context=context), "events"
+    return SingleThreadedExecutor(context=context), "single_threaded"
+
+
 def spin_until_signal(executor: object, stop: StopSignals,
                       done: Callable[[], bool] = lambda: False) -> None:
     """Spin ``executor`` until a stop signal arrives or ``done()``."""
@@ -64,7 +89,6 @@ def node_main(args: list[str] | None = None) -> int:
     stop = StopSignals()  # before init: a Ctrl-C during start-up ends the node quietly too
     _ros_or_exit("servo_sim_node")
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
     from ..model import ConfigError
@@ -74,7 +98,9 @@ def node_main(args: list[str] | None = None) -> int:
     node = None
     try:
         node = ServoSimNode()
-        executor = SingleThreadedExecutor()
+        executor, kind = make_executor(node.get_parameter("executor").value)
+        node.get_logger().info(f"executor: {kind} ({type(executor).__module__}."
+                               f"{type(executor).__name__})")
         executor.add_node(node)
         spin_until_signal(executor, stop)
         executor.remove_node(node)

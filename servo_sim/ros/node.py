@@ -49,6 +49,7 @@ from ..hardware.system import CommandRefusedError
 from ..model import ConfigError, Motor, ServoMode, StateFlags, load_config, ros_name
 from ..model.safety import Move, commands
 from ..model.urdf import apply_urdf
+from ..pacing import Pacer
 from ..resources import default_config_path
 from .interface import (
     FORCE_SENSOR,
@@ -74,9 +75,6 @@ from .params import (
     split_motor_parameter,
 )
 
-#: The most steps one timer tick may take to catch up with the wall clock; beyond it
-#: the node is overloaded and lets simulated time slip instead of spiralling.
-MAX_CATCH_UP_STEPS = 100
 #: Wall time one tick may spend stepping when running as fast as possible.
 FREE_RUN_SLICE_S = 0.005
 #: How often (cycle time) an action goal's feedback is published.
@@ -173,7 +171,7 @@ class ServoSimNode(Node):
         self._declare_parameters()
         self.hw.start()  # a device that does not answer is retried by the cycle
 
-        self._feedback_publishers: dict[tuple[str, str], Any] = {}
+        self._feedback_publishers: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._reset_topics()
         for motor in self.sim.motors:
             base = ros_name(motor.name)
@@ -206,13 +204,14 @@ class ServoSimNode(Node):
         self._seqno = 0
         self._paused = bool(self._settings["start_paused"])
         self._next_joint_states_ms = 0
-        self._overruns = 0
+        self._pacer = Pacer(self.sim.basic_time_step_ms / 1000.0,
+                            self._settings["real_time_factor"])
+        self._last_cycle = time.monotonic()  # real hardware: when the last cycle ran
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self._timer = self.create_timer(self._tick_period(), self._on_tick, clock=self._steady)
+        self._timer = self.create_timer(self._pacer.period, self._on_tick, clock=self._steady)
         self._diagnostics_timer = self.create_timer(DIAGNOSTICS_PERIOD_S,
                                                     self._publish_diagnostics,
                                                     clock=self._steady)
-        self._rebase()
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._publish_joint_states()
         self._publish_clock()
@@ -277,8 +276,8 @@ class ServoSimNode(Node):
             raise ValueError(f"parameter {name!r}: {self._real_time()}")
         self._settings[name] = value
         if name == "real_time_factor":
-            self._timer.timer_period_ns = int(self._tick_period() * 1e9)
-            self._rebase()
+            self._pacer.set_real_time_factor(value)
+            self._timer.timer_period_ns = int(self._pacer.period * 1e9)
         elif name == "publish_clock" and value and "/clock" not in self._outputs:
             self._outputs["/clock"] = self.create_publisher(ClockMsg, "/clock", 10)
         elif name == "joint_states_rate":
@@ -402,7 +401,7 @@ class ServoSimNode(Node):
 
     def on_resume(self, request: Trigger.Request, response: Trigger.Response) -> Any:
         self._paused = False
-        self._rebase()
+        self._pacer.rebase()
         response.success, response.message = True, f"resumed at t = {self.sim.time:.3f} s"
         return response
 
@@ -427,7 +426,7 @@ class ServoSimNode(Node):
         self._follow_goals()  # moves in progress ended (aborted: reset)
         self._reset_topics()
         self._next_joint_states_ms = 0
-        self._rebase()
+        self._pacer.rebase()
         self._publish_joint_states()
         self._publish_clock()
         response.success, response.message = True, "reset to the initial state, t = 0"
@@ -462,15 +461,6 @@ class ServoSimNode(Node):
 
     # ------------------------------------------------------------------ stepping
 
-    def _tick_period(self) -> float:
-        rtf = self._settings["real_time_factor"]
-        return self.sim.basic_time_step_ms / 1000.0 / rtf if rtf > 0 else 0.0
-
-    def _rebase(self) -> None:
-        """Pace from now: simulated time is due at rtf x wall time elapsed from here."""
-        self._origin_wall = time.monotonic()
-        self._origin_ms = self.sim.time_ms
-
     def _on_tick(self) -> None:
         if self._paused:
             if self._goals:  # cancels and e-stops end goals while paused too
@@ -478,21 +468,17 @@ class ServoSimNode(Node):
             return
         if not self.hw.simulated:  # real time: one cycle per tick, its real period
             now = time.monotonic()
-            self._advance(1, now - self._origin_wall)
-            self._origin_wall = now
+            self._advance(1, now - self._last_cycle)
+            self._last_cycle = now
             return
-        rtf = self._settings["real_time_factor"]
-        if rtf > 0:
-            due_ms = self._origin_ms + (time.monotonic() - self._origin_wall) * rtf * 1000.0
-            n = int((due_ms - self.sim.time_ms) // self.sim.basic_time_step_ms)
-            if n > MAX_CATCH_UP_STEPS:
-                self._overruns += 1
+        if self._pacer.real_time_factor > 0:  # the steps due by now, at absolute times
+            overruns = self._pacer.overruns
+            n = self._pacer.due()
+            if self._pacer.overruns != overruns:
                 self.get_logger().warning(
-                    f"cannot keep real_time_factor {rtf}: {n} steps behind; letting "
-                    "simulated time slip", throttle_duration_sec=5.0)
-                n = MAX_CATCH_UP_STEPS
-                self._rebase()
-                self._origin_ms += n * self.sim.basic_time_step_ms
+                    f"cannot keep real_time_factor {self._pacer.real_time_factor}: more "
+                    f"than {n} steps behind; letting simulated time slip",
+                    throttle_duration_sec=5.0)
             self._advance(n)
         else:
             end = time.monotonic() + FREE_RUN_SLICE_S
@@ -526,45 +512,55 @@ class ServoSimNode(Node):
         return stamp(time_ms) if self.hw.simulated else self.get_clock().now().to_msg()
 
     def _publish_feedback(self, sensor_name: str, sensor: Any, now: int) -> None:
-        """One message per motor whose ``sensor`` refreshed at ``now``, on its topic."""
-        names, time_stamp = self.sim.bank.names, self._stamp(now)
+        """One message per motor whose ``sensor`` refreshed at ``now``, on its topic, where
+        somebody listens (the sensor samples either way; a message nobody receives costs
+        ~8 us); each topic reuses its message."""
+        names, time_stamp = self.sim.bank.names, None
         for i in sensor.refreshed:
             motor_name = names[i]
-            msg = servo_msgs.Float64Stamped()
-            msg.header.stamp = time_stamp
-            msg.data = float(sensor.value[i])
-            topic = self._topic[(motor_name, sensor_name)]
-            self._feedback_publisher(motor_name, topic).publish(msg)
+            pub, msg = self._feedback_publisher(motor_name, self._topic[(motor_name,
+                                                                          sensor_name)])
+            if pub.get_subscription_count():
+                msg.header.stamp = time_stamp = time_stamp or self._stamp(now)
+                msg.data = float(sensor.value[i])
+                pub.publish(msg)
 
-    def _feedback_publisher(self, motor_name: str, topic: str) -> Any:
-        """The publisher of ``<motor>/<topic>``, created when first needed."""
+    def _feedback_publisher(self, motor_name: str, topic: str) -> tuple[Any, Any]:
+        """The publisher of ``<motor>/<topic>`` and its message, created when first needed."""
         key = (motor_name, topic)
-        pub = self._feedback_publishers.get(key)
-        if pub is None:
-            pub = self._feedback_publishers[key] = self.create_publisher(
-                servo_msgs.Float64Stamped, f"{ros_name(motor_name)}/{topic}", 10)
-        return pub
+        entry = self._feedback_publishers.get(key)
+        if entry is None:
+            entry = self._feedback_publishers[key] = (self.create_publisher(
+                servo_msgs.Float64Stamped, f"{ros_name(motor_name)}/{topic}", 10),
+                servo_msgs.Float64Stamped())
+        return entry
 
     def _publish_joint_states(self) -> None:
-        """joint_states and ~/servo_state (seed 004 ServoState), same stamp."""
-        bank = self.sim.bank
+        """joint_states and ~/servo_state (seed 004 ServoState), same stamp; each built
+        only when somebody listens (servo_state's report costs ~35 us)."""
+        bank, self._seqno = self.sim.bank, self._seqno + 1
+        joint_states, servo_state = self._outputs["joint_states"], self._outputs["~/servo_state"]
+        listened = joint_states.get_subscription_count(), servo_state.get_subscription_count()
+        if not any(listened):
+            return
         msg = JointState()
         msg.header.stamp = self._stamp(bank.time_ms)
         msg.name = self.sim.motor_names
         msg.position = bank.position.tolist()
         msg.velocity = bank.velocity.tolist()
         msg.effort = bank.motor_force.tolist()
-        self._outputs["joint_states"].publish(msg)
-        modes, flags = self.hw.report()
-        position_command, velocity_command, effort_command = commands(bank)
-        self._seqno += 1
-        state = servo_msgs.ServoState(
-            header=msg.header, seqno=self._seqno, name=msg.name, mode=modes.tolist(),
-            servo_state_flags=flags.tolist(), position=msg.position, velocity=msg.velocity,
-            acceleration=bank.joint_acceleration().tolist(), effort=msg.effort,
-            position_command=position_command.tolist(),
-            velocity_command=velocity_command.tolist(), effort_command=effort_command.tolist())
-        self._outputs["~/servo_state"].publish(state)
+        if listened[0]:
+            joint_states.publish(msg)
+        if listened[1]:
+            modes, flags = self.hw.report()
+            position_command, velocity_command, effort_command = commands(bank)
+            servo_state.publish(servo_msgs.ServoState(
+                header=msg.header, seqno=self._seqno, name=msg.name, mode=modes.tolist(),
+                servo_state_flags=flags.tolist(), position=msg.position,
+                velocity=msg.velocity, acceleration=bank.joint_acceleration().tolist(),
+                effort=msg.effort, position_command=position_command.tolist(),
+                velocity_command=velocity_command.tolist(),
+                effort_command=effort_command.tolist()))
 
     def _publish_diagnostics(self) -> None:
         """/diagnostics: one status per motor, OK / WARN / ERROR and why."""

@@ -42,6 +42,7 @@ class ParameterSpec:
     description: str
     read_only: bool = False
     minimum: float | None = None  # inclusive lower bound, None = unbounded
+    choices: tuple[str, ...] | None = None  # the values a string may take
 
     @property
     def type(self) -> str:
@@ -77,6 +78,10 @@ NODE_SPECS: tuple[ParameterSpec, ...] = (
                   "Rate of joint_states in simulated time, Hz (0 = off).", minimum=0.0),
     ParameterSpec("start_paused", False,
                   "Start paused; advance with ~/step or ~/resume.", read_only=True),
+    ParameterSpec("executor", "auto",
+                  "rclpy executor: auto (the EventsExecutor where rclpy has it, else the "
+                  "SingleThreadedExecutor), events or single_threaded.", read_only=True,
+                  choices=("auto", "events", "single_threaded")),
     ParameterSpec("robot_description", "",
                   "URDF. When set, each motor takes its type and limits from the joint of "
                   "its ROS name (<limit lower upper velocity effort>).", read_only=True),
@@ -198,6 +203,9 @@ def node_settings(params: Mapping[str, Any], source: str = "<parameters>") -> di
             raise ConfigError(f"{source}: parameter {spec.name!r} = {value!r}: must be a {rule}")
         if spec.type == "double" and not math.isfinite(value):  # as the config's numbers
             raise ConfigError(f"{source}: parameter {spec.name!r} = {value!r}: must be finite")
+        if spec.choices is not None and value not in spec.choices:
+            raise ConfigError(f"{source}: parameter {spec.name!r} = {value!r}: must be one of "
+                              + ", ".join(spec.choices))
         settings[spec.name] = value
     return settings
 
