@@ -285,7 +285,13 @@ def test_split_motor_parameter_maps_ros_names_back():
 def test_node_settings_defaults_coercion_and_errors():
     assert node_settings({}) == {"publish_clock": False, "real_time_factor": 1.0,
                                  "joint_states_rate": 50.0, "start_paused": False,
-                                 "executor": "auto", "robot_description": ""}
+                                 "executor": "auto", "robot_description": "",
+                                 "motor_interfaces": ["commands", "getters", "sensors",
+                                                      "safety", "actions"]}
+    assert node_settings({"motor_interfaces": ["getters"]})["motor_interfaces"] == ["getters"]
+    with pytest.raises(ConfigError, match=r"'motor_interfaces' = \['getters', 'setters'\]: "
+                                          r"must be one of commands, getters, sensors"):
+        node_settings({"motor_interfaces": ["getters", "setters"]}, "p")
     assert node_settings({"executor": "events"})["executor"] == "events"
     with pytest.raises(ConfigError, match=r"^p: parameter 'executor' = 'fast': must be one of "
                                           r"auto, events, single_threaded$"):
@@ -316,3 +322,25 @@ def test_bad_parameters_fail_with_one_message():
         config_from_parameters({"motors": ["arm"], "arm.max_velocity": -1.0}, "p")
     with pytest.raises(ConfigError, match=r"did you mean 'max_velocity'"):
         config_from_parameters({"motors": ["arm"], "arm.max_velocty": 1.0}, "p")
+
+
+def test_every_per_motor_row_has_its_family():
+    from servo_sim.ros.interface import (
+        MOTOR_ACTIONS,
+        MOTOR_FAMILIES,
+        MOTOR_TRIGGERS,
+        family,
+    )
+
+    families = {}
+    for row in MOTOR_SERVICES + MOTOR_TRIGGERS + MOTOR_ACTIONS:
+        families.setdefault(family(row), []).append(row.name)
+    assert tuple(sorted(families)) == tuple(sorted(MOTOR_FAMILIES))
+    assert families["commands"] == ["set_position", "set_velocity", "set_acceleration",
+                                    "set_available_force", "set_available_torque",
+                                    "set_force", "set_torque", "set_control_pid"]
+    assert all(n.startswith("get_") for n in families["getters"])
+    assert len(families["getters"]) == 14
+    assert families["sensors"] == [r.name for r in MOTOR_SERVICES if "_sensor/" in r.name]
+    assert families["safety"] == ["halt", "enable", "disable", "e_stop", "reset_e_stop"]
+    assert families["actions"] == ["trapezoidal_move"]

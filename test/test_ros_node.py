@@ -300,6 +300,22 @@ def test_joint_commands_drive_the_motors(h):
     assert arm.get_velocity() == 0.5
 
 
+def test_motor_interfaces_create_only_the_families_asked_for():
+    h = Harness(motor_interfaces=["getters", "safety"])
+    try:
+        h.wait_for(lambda: "/arm/get_velocity" in dict(h.client.get_service_names_and_types()),
+                   "the getters")
+        names = {n for n, _ in h.client.get_service_names_and_types()}
+        assert {"/arm/get_velocity", "/grip__left/get_type", "/arm/halt",
+                "/arm/e_stop"} <= names
+        assert not {n for n in names if n.startswith("/arm/set_") or "_sensor/" in n
+                    or "trapezoidal_move" in n}
+        assert h.call("/arm/get_max_velocity", servo_srvs.GetFloat, ask=True).value == 2.0
+        assert h.node.get_parameter("motor_interfaces").value == ["getters", "safety"]
+    finally:
+        h.close()
+
+
 def test_free_run_advances_faster_than_the_wall_clock(executor_kind):
     h = Harness(real_time_factor=0.0, start_paused=False, executor_kind=executor_kind)
     try:

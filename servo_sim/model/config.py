@@ -36,7 +36,8 @@ COUPLING_SEPARATOR = "::"
 #: own and the servo_sim node's (declared in ``servo_sim/ros/params.py``).
 NODE_PARAMETERS = frozenset({"use_sim_time", "start_type_description_service",
                              "publish_clock", "real_time_factor", "joint_states_rate",
-                             "start_paused", "robot_description", "executor"})
+                             "start_paused", "robot_description", "executor",
+                             "motor_interfaces"})
 
 
 #: The hardware plugin of a config without a ``hardware`` group: the model itself.

@@ -186,6 +186,23 @@ MOTOR_ACTIONS: tuple[MotorAction, ...] = (
 )
 
 
+#: Families of per-motor interfaces; the node parameter ``motor_interfaces`` selects which
+#: are created (all by default: the Webots table stays complete).
+MOTOR_FAMILIES = ("commands", "getters", "sensors", "safety", "actions")
+
+
+def family(row: MotorService | MotorTrigger | MotorAction) -> str:
+    """The family of a per-motor table row: commands and getters of the Webots table,
+    its sensor services, the safety triggers, the actions."""
+    if isinstance(row, MotorTrigger):
+        return "safety"
+    if isinstance(row, MotorAction):
+        return "actions"
+    if "/" in row.name:  # position_sensor/enable, torque_feedback_sensor/get_sampling_period
+        return "sensors"
+    return "getters" if row.is_getter else "commands"
+
+
 def default_force_topic(motor: Motor) -> str:
     """The feedback topic of a sensor enabled by the config: named after the motor type."""
     return "torque_feedback" if motor.get_type() == ROTATIONAL else "force_feedback"

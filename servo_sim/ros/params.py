@@ -28,6 +28,7 @@ from ..model import (
 )
 from ..model.config import field_minimum, motor_to_dict
 from ..model.simulation import READ_ONLY_FIELDS
+from .interface import MOTOR_FAMILIES
 
 #: rclpy declares these itself; the node leaves them alone.
 ROS_BUILTIN_PARAMETERS = frozenset({"use_sim_time", "start_type_description_service"})
@@ -82,6 +83,11 @@ NODE_SPECS: tuple[ParameterSpec, ...] = (
                   "rclpy executor: auto (the EventsExecutor where rclpy has it, else the "
                   "SingleThreadedExecutor), events or single_threaded.", read_only=True,
                   choices=("auto", "events", "single_threaded")),
+    ParameterSpec("motor_interfaces", list(MOTOR_FAMILIES),
+                  "Per-motor interface families to create: commands, getters, sensors (the "
+                  "Webots table), safety (halt, enable, ...), actions (trapezoidal_move). All "
+                  "by default; leaving some out speeds up start-up and DDS discovery with "
+                  "hundreds of motors.", read_only=True, choices=MOTOR_FAMILIES),
     ParameterSpec("robot_description", "",
                   "URDF. When set, each motor takes its type and limits from the joint of "
                   "its ROS name (<limit lower upper velocity effort>).", read_only=True),
@@ -203,7 +209,8 @@ def node_settings(params: Mapping[str, Any], source: str = "<parameters>") -> di
             raise ConfigError(f"{source}: parameter {spec.name!r} = {value!r}: must be a {rule}")
         if spec.type == "double" and not math.isfinite(value):  # as the config's numbers
             raise ConfigError(f"{source}: parameter {spec.name!r} = {value!r}: must be finite")
-        if spec.choices is not None and value not in spec.choices:
+        values = value if isinstance(value, list) else [value]
+        if spec.choices is not None and not set(values) <= set(spec.choices):
             raise ConfigError(f"{source}: parameter {spec.name!r} = {value!r}: must be one of "
                               + ", ".join(spec.choices))
         settings[spec.name] = value
