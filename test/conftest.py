@@ -63,9 +63,19 @@ def require_ros(*modules: str, need: str = "ros") -> list[ModuleType]:
     return loaded
 
 
-@pytest.fixture(params=("single_threaded", "events"))
+def _executors() -> tuple[str, ...]:
+    """The executors the node can run on with this rclpy (ros/entry.py): the
+    EventsExecutor exists from rclpy 7.1.4 (Jazzy) on."""
+    try:
+        from rclpy.experimental import EventsExecutor  # noqa: F401
+    except ImportError:
+        return ("single_threaded",)
+    return ("single_threaded", "events")
+
+
+@pytest.fixture(params=_executors())
 def executor_kind(request) -> str:
-    """The rclpy executors the node runs on (ros/entry.py): every node test runs on both."""
+    """Every node test runs on each executor this rclpy has."""
     return request.param
 
 
