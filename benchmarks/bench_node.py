@@ -1,158 +1,436 @@
 #!/usr/bin/env python3
 """Benchmark of the servo_sim node under ROS 2 (the venv of scripts/setup-ros-venv, or a
-sourced ROS 2 with servo_sim colcon-built).
+sourced ROS 2 with servo_sim colcon-built). Everything runs in one go, side by side.
 
-For 1, 10 and 100 motors at basic_time_step_ms 1, real_time_factor 1, each motor with
-its position sensor at 10 ms and joint_states at 100 Hz, the node runs alone in a child
-process and reports:
+``table`` (default): for each motor count and executor, the node runs alone in a child
+process at ``--step-ms`` (1 ms), real_time_factor 1, every motor's position sensor at
+10 ms, joint_states at 100 Hz, while a client node here subscribes to /joint_states and
+calls ``/m0/get_velocity`` about 100 times a second. Per row:
 
-* the achieved step rate and the CPU share of one core (process time / wall time);
-* p50 / p99 of the step timing error: how late each step ran after its ideal wall
-  time (origin + k * step / real_time_factor);
-* the /joint_states rate seen by a subscriber, and the p50 / p99 round trip of a
-  service (``/m0/get_velocity``) called from a client node in this process while the
-  node steps;
+* steps/s and the CPU share of one core (process time / wall time);
+* step lateness p50 / p99: how long after its due wall time (origin + k * step / rtf)
+  each step ran;
+* service round trip p50 / p99, the joint_states rate seen here;
+* start-up: node constructed (in the child), its last motor's service seen here, the
+  first /joint_states received by a subscriber created once that service is seen;
+* the free-run real-time factor (real_time_factor 0) of the same node.
 
-then the free-run real-time factor (real_time_factor 0) for the same motors.
+Beside each executor, the floor: a minimal rclpy node on the same executor whose timer
+at the step rate only publishes one JointState of the same size; node / floor CPU.
 
-    python3 benchmarks/bench_node.py [--duration 10] [--motors 1 10 100]
+``load``: the node (10 motors, 1 ms) while 4 client processes call random per-motor
+services with valid and hostile values (NaN, +-inf, huge, negative) as fast as they can:
+requests answered, node alive and its state finite, steps/s, round trip p99.
+
+``soak``: the node (10 motors, 1 ms) for ``--duration`` (an hour) with a client calling
+and subscribing: RSS growth after the first minute, overruns after it.
+
+    python3 benchmarks/bench_node.py [table] [--duration 10] [--motors 1 10 100 1000]
+    python3 benchmarks/bench_node.py load [--duration 60]
+    python3 benchmarks/bench_node.py soak [--duration 3600]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import random
+import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-STEP_MS = 1
-
-# DDS stays on this machine, on the benchmark's own domain (the node's process inherits
+# DDS stays on this machine, on the benchmark's own domain (the child processes inherit
 # both; SERVO_SIM_BENCH_DOMAIN_ID picks another domain)
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ["ROS_DOMAIN_ID"] = os.environ.get("SERVO_SIM_BENCH_DOMAIN_ID", "58")
 
+EXECUTORS = ("events", "single_threaded")
+SENSOR_MS = 10
+JOINT_STATES_HZ = 100.0
 
-def node_parameters(n: int, rtf: float) -> list[str]:
+
+def node_parameters(n: int, step_ms: int, rtf: float, executor: str,
+                    interfaces: list[str] | None = None) -> list[str]:
     """``--ros-args`` for n motors (every motor a P-controlled rotational joint)."""
     args = ["--ros-args", "-p", f"motors:=[{','.join(f'm{i}' for i in range(n))}]",
-            "-p", f"basic_time_step_ms:={STEP_MS}", "-p", f"real_time_factor:={rtf}",
-            "-p", "joint_states_rate:=100.0", "--log-level", "warn"]
+            "-p", f"basic_time_step_ms:={step_ms}", "-p", f"real_time_factor:={rtf}",
+            "-p", f"joint_states_rate:={JOINT_STATES_HZ}", "-p", f"executor:={executor}",
+            "--log-level", "warn"]
+    if interfaces is not None:
+        args += ["-p", f"motor_interfaces:=[{','.join(interfaces)}]"]
     for i in range(n):
-        args += ["-p", f"m{i}.position_sensor.sampling_period_ms:=10",
+        args += ["-p", f"m{i}.position_sensor.sampling_period_ms:={SENSOR_MS}",
                  "-p", f"m{i}.position:={0.001 * i}"]
     return args
 
 
-def child(duration: float, ros_args: list[str]) -> None:
-    """Run the node for ``duration`` s, then print its timing as JSON."""
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
 
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(int(len(values) * q), len(values) - 1)] if values else math.nan
+
+
+# ----------------------------------------------------------------------- child processes
+
+def child_node(duration: float, warmup: float, ros_args: list[str]) -> None:
+    """Run the node for ``duration`` s after ``warmup``, then print its figures as JSON."""
+    t_start = time.monotonic()
+    import numpy as np
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+
+    from servo_sim.ros.entry import make_executor
     from servo_sim.ros.node import ServoSimNode
 
     late: list[float] = []
+    rss: list[tuple[float, float]] = []
 
     class TimedNode(ServoSimNode):
-        def _advance(self, n: int) -> None:
-            super()._advance(n)
+        def _advance(self, n: int, period: float | None = None) -> None:
+            super()._advance(n, period)
             if self._pacer.real_time_factor > 0 and n:
                 late.append(self._pacer.lateness())
 
-    rclpy.init(args=ros_args)
+    rclpy.init(args=ros_args, signal_handler_options=SignalHandlerOptions.NO)
     node = TimedNode()
-    executor = SingleThreadedExecutor()
+    constructed = time.monotonic() - t_start
+    executor, kind = make_executor(node.get_parameter("executor").value)
     executor.add_node(node)
-    for _ in range(200):  # settle: discovery, first ticks
-        executor.spin_once(timeout_sec=0.01)
+    print(json.dumps({"constructed_s": constructed, "executor": kind}), flush=True)
+    end_warmup = time.monotonic() + warmup
+    while time.monotonic() < end_warmup:
+        executor.spin_once(timeout_sec=0.1)
     late.clear()
+    overruns0 = node._pacer.overruns
     t0_sim, t0, c0 = node.sim.time_ms, time.monotonic(), time.process_time()
-    end = t0 + duration
+    end, next_rss = t0 + duration, t0
     while time.monotonic() < end:
         executor.spin_once(timeout_sec=0.1)
+        if time.monotonic() >= next_rss:
+            rss.append((time.monotonic() - t0, rss_mb()))
+            next_rss += max(duration / 60, 1.0)
     wall, cpu = time.monotonic() - t0, time.process_time() - c0
-    steps = (node.sim.time_ms - t0_sim) // STEP_MS
-    late_ms = sorted(x * 1000 for x in late) or [float("nan")]
+    step_ms = node.sim.basic_time_step_ms
+    steps = (node.sim.time_ms - t0_sim) // step_ms
+    bank = node.sim.bank
+    finite = all(bool(np.isfinite(a).all())
+                 for a in (bank.position, bank.velocity, bank.motor_force))
+    late_ms = [x * 1000 for x in late]
     print(json.dumps({"steps_per_s": steps / wall, "cpu": cpu / wall,
-                      "rtf": steps * STEP_MS / 1000 / wall,
-                      "late_p50_ms": late_ms[len(late_ms) // 2],
-                      "late_p99_ms": late_ms[int(len(late_ms) * 0.99)]}), flush=True)
+                      "rtf": steps * step_ms / 1000 / wall,
+                      "late_p50_ms": percentile(late_ms, 0.5),
+                      "late_p99_ms": percentile(late_ms, 0.99),
+                      "overruns": node._pacer.overruns - overruns0, "finite": finite,
+                      "rss": rss}), flush=True)
+    executor.shutdown()
     node.destroy_node()
     rclpy.shutdown()
 
 
-def measure(n: int, duration: float) -> dict:
-    """Start the node for n motors and measure it from a client node."""
+def child_floor(duration: float, executor_kind: str, n: int, step_ms: int) -> None:
+    """The floor: a timer at the step rate publishing one JointState of n joints."""
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
 
+    from servo_sim.ros.entry import make_executor
+
+    rclpy.init()
+    node = rclpy.create_node("bench_floor")
+    pub = node.create_publisher(JointState, "floor_joint_states", 10)
+    msg = JointState(name=[f"m{i}" for i in range(n)], position=[0.0] * n,
+                     velocity=[0.0] * n, effort=[0.0] * n)
+    node.create_timer(step_ms / 1000, lambda: pub.publish(msg))
+    executor, _ = make_executor(executor_kind)
+    executor.add_node(node)
+    end_warmup = time.monotonic() + 1.0
+    while time.monotonic() < end_warmup:
+        executor.spin_once(timeout_sec=0.1)
+    t0, c0 = time.monotonic(), time.process_time()
+    while time.monotonic() < t0 + duration:
+        executor.spin_once(timeout_sec=0.1)
+    print(json.dumps({"cpu": (time.process_time() - c0) / (time.monotonic() - t0)}),
+          flush=True)
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+#: Per service type: the hostile and valid request fields ``load`` draws from.
+_FLOATS = (0.5, -0.5, 0.0, 2.0, math.nan, math.inf, -math.inf, 1e308, -1e308, -5.0)
+_INTS = (0, 10, 16, -1, 2**31 - 1, -(2**31))
+
+
+def child_hammer(duration: float, n: int, seed: int) -> None:
+    """Call random per-motor services of n motors as fast as answers come, for duration."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    from servo_sim import srv
+    from servo_sim.ros.interface import MOTOR_SERVICES, SRV_FIELDS
+
+    rng = random.Random(seed)
+    rclpy.init()
+    node = rclpy.create_node(f"bench_hammer_{seed}")
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    clients = {}
+    for i in range(n):
+        for row in MOTOR_SERVICES:
+            clients[(i, row.name)] = (node.create_client(getattr(srv, row.srv),
+                                                         f"/m{i}/{row.name}"), row.srv)
+    for c, _ in clients.values():
+        assert c.wait_for_service(timeout_sec=60), "the node did not come up"
+    sent = answered = 0
+    rtts: list[float] = []
+    keys = list(clients)
+    end = time.monotonic() + duration
+    while time.monotonic() < end:
+        client, srv_name = clients[rng.choice(keys)]
+        request = getattr(srv, srv_name).Request()
+        for kind, field in SRV_FIELDS[srv_name][0]:
+            value = (rng.choice(_FLOATS) if kind == "float64" else
+                     rng.choice(_INTS) if kind == "int32" else True)
+            setattr(request, field, value)
+        t = time.perf_counter()
+        future = client.call_async(request)
+        sent += 1
+        deadline = t + 10.0
+        while not future.done() and time.perf_counter() < deadline:
+            executor.spin_once(timeout_sec=0.01)
+        if future.done():
+            answered += 1
+            rtts.append((time.perf_counter() - t) * 1000)
+    print(json.dumps({"sent": sent, "answered": answered, "rtts": rtts}), flush=True)
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+# ----------------------------------------------------------------------- the client side
+
+class Client:
+    """A client node here: /joint_states arrival times and /m0/get_velocity round trips."""
+
+    def __init__(self) -> None:
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+
+        rclpy.init()
+        self.node = rclpy.create_node("bench_node_client")
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self.stamps: list[float] = []
+        self.rtts: list[float] = []
+
+    def subscribe(self) -> None:
+        from sensor_msgs.msg import JointState
+
+        self.node.create_subscription(JointState, "/joint_states",
+                                      lambda _m: self.stamps.append(time.monotonic()), 100)
+
+    def wait_for_service(self, name: str, timeout: float = 600.0):
+        client = self.node.create_client(probe_type(name), name)
+        assert client.wait_for_service(timeout_sec=timeout), f"no {name} in {timeout} s"
+        return client
+
+    def spin_until(self, condition, timeout: float) -> bool:
+        end = time.monotonic() + timeout
+        while not condition() and time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.01)
+        return condition()
+
+    def call_for(self, client, duration: float, rate_hz: float = 100.0) -> None:
+        """Call ~rate_hz times a second for duration, keeping up with joint_states."""
+        end = time.monotonic() + duration
+        while time.monotonic() < end:
+            t = time.perf_counter()
+            future = client.call_async(probe_type(client.srv_name).Request())
+            while not future.done():
+                self.executor.spin_once(timeout_sec=0.001)
+                assert time.perf_counter() - t < 10, "no answer in 10 s"
+            self.rtts.append((time.perf_counter() - t) * 1000)
+            idle_until = t + 1.0 / rate_hz
+            while time.perf_counter() < idle_until:
+                self.executor.spin_once(timeout_sec=0.002)
+
+    def close(self) -> None:
+        import rclpy
+
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.shutdown()
+
+
+def probe_type(name: str):
+    """The type of the services the client calls: a motor's getter, else the node's
+    parameter service (where motor_interfaces leaves the getters out)."""
+    if name.endswith("get_parameters"):
+        from rcl_interfaces.srv import GetParameters
+
+        return GetParameters
     from servo_sim import srv
 
-    proc = subprocess.Popen([sys.executable, __file__, "--child", str(duration), "--",
-                             *node_parameters(n, 1.0)], stdout=subprocess.PIPE, text=True)
-    rclpy.init()
-    client_node = rclpy.create_node("bench_node_client")
-    executor = SingleThreadedExecutor()
-    executor.add_node(client_node)
-    stamps: list[float] = []
-    client_node.create_subscription(JointState, "/joint_states",
-                                    lambda _m: stamps.append(time.monotonic()), 100)
-    client = client_node.create_client(srv.GetFloat, "/m0/get_velocity")
-    assert client.wait_for_service(timeout_sec=60), "the node did not come up"
-    rtts = []
-    window_end = time.monotonic() + duration * 0.8
-    while time.monotonic() < window_end:
-        t = time.perf_counter()
-        future = client.call_async(srv.GetFloat.Request(ask=True))
-        # a tight spin_once loop: spin_until_future_complete adds ~2 ms of its own in Jazzy
-        while not future.done():
-            executor.spin_once(timeout_sec=0.001)
-            assert time.perf_counter() - t < 10, "no answer in 10 s"
-        rtts.append((time.perf_counter() - t) * 1000)
-        idle_until = time.perf_counter() + 0.01  # ~90 calls/s; joint_states come in
-        while time.perf_counter() < idle_until:
-            executor.spin_once(timeout_sec=0.002)
-    out = json.loads(proc.communicate(timeout=duration + 60)[0].strip().splitlines()[-1])
-    client_node.destroy_node()
-    rclpy.shutdown()
-    rtts.sort()
-    span = stamps[-1] - stamps[0] if len(stamps) > 1 else float("nan")
-    out.update(joint_states_hz=(len(stamps) - 1) / span, rtt_p50_ms=rtts[len(rtts) // 2],
-               rtt_p99_ms=rtts[int(len(rtts) * 0.99)], rtt_calls=len(rtts))
-    return out
+    return srv.GetFloat
 
 
-def free_run(n: int, duration: float) -> float:
-    proc = subprocess.run([sys.executable, __file__, "--child", str(duration), "--",
-                           *node_parameters(n, 0.0)], capture_output=True, text=True,
-                          timeout=duration + 60, check=True)
-    return json.loads(proc.stdout.strip().splitlines()[-1])["rtf"]
+def probe_names(n: int, interfaces: list[str] | None) -> tuple[str, str]:
+    """(the last motor's probe: seen = every motor's services are up, the probe called)."""
+    if interfaces is None or "getters" in interfaces:
+        return f"/m{n - 1}/get_velocity", "/m0/get_velocity"
+    return "/servo_sim/get_parameters", "/servo_sim/get_parameters"
+
+
+def start_child(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, __file__, "--child", *args],
+                            stdout=subprocess.PIPE, text=True)
+
+
+def json_lines(proc: subprocess.Popen, timeout: float) -> list[dict]:
+    out = proc.communicate(timeout=timeout)[0]
+    assert proc.returncode == 0, f"child exited {proc.returncode}"
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def measure(n: int, executor: str, step_ms: int, duration: float,
+            interfaces: list[str] | None) -> dict:
+    """One row: the node for n motors, measured from a client here."""
+    warmup = 2.0
+    last, probe = probe_names(n, interfaces)
+    t_launch = time.monotonic()
+    proc = start_child("node", str(duration), str(warmup), "--",
+                       *node_parameters(n, step_ms, 1.0, executor, interfaces))
+    client = Client()
+    try:
+        client.wait_for_service(last)
+        services_s = time.monotonic() - t_launch
+        client.subscribe()  # a new subscriber, once the services are seen
+        client.spin_until(lambda: client.stamps, timeout=120.0)
+        first_js_s = (client.stamps[0] - t_launch - services_s) if client.stamps else math.nan
+        client.call_for(client.wait_for_service(probe), duration * 0.8)
+        started, result = json_lines(proc, timeout=duration + 600)
+    finally:
+        client.close()
+    span = client.stamps[-1] - client.stamps[0] if len(client.stamps) > 1 else math.nan
+    return {**started, **result, "services_s": services_s, "first_joint_states_s": first_js_s,
+            "joint_states_hz": (len(client.stamps) - 1) / span,
+            "rtt_p50_ms": percentile(client.rtts, 0.5),
+            "rtt_p99_ms": percentile(client.rtts, 0.99), "rtt_calls": len(client.rtts)}
+
+
+def free_run(n: int, executor: str, step_ms: int, duration: float,
+             interfaces: list[str] | None) -> float:
+    proc = start_child("node", str(duration), "1.0", "--",
+                       *node_parameters(n, step_ms, 0.0, executor, interfaces))
+    return json_lines(proc, timeout=duration + 600)[-1]["rtf"]
+
+
+def floor(n: int, executor: str, step_ms: int, duration: float) -> float:
+    proc = start_child("floor", str(duration), executor, str(n), str(step_ms))
+    return json_lines(proc, timeout=duration + 120)[-1]["cpu"]
+
+
+def table(args: argparse.Namespace) -> None:
+    rows = [(n, args.step_ms) for n in args.motors]
+    if 1000 in args.motors and args.step_ms == 1:
+        rows.append((1000, 10))
+    print(f"servo_sim node: real_time_factor 1, position sensors every {SENSOR_MS} ms, "
+          f"joint_states {JOINT_STATES_HZ:g} Hz, ~100 service calls/s, "
+          f"{args.duration:g} s a row, motor_interfaces "
+          f"{args.motor_interfaces if args.motor_interfaces is not None else 'all'}")
+    print("| motors | step | executor | steps/s | CPU | floor CPU | node/floor | late p50 / p99"
+          " | RTT p50 / p99 | joint_states | constructed / services seen / first joint_states "
+          "| free-run RTF |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for n, step_ms in rows:
+        for executor in args.executors:
+            r = measure(n, executor, step_ms, args.duration, args.motor_interfaces)
+            f = floor(n, executor, step_ms, min(args.duration, 5.0))
+            rtf = free_run(n, executor, step_ms, min(args.duration, 5.0), args.motor_interfaces)
+            print(f"| {n} | {step_ms} ms | {r['executor']} | {r['steps_per_s']:.0f} | "
+                  f"{r['cpu']:.0%} | {f:.0%} | {r['cpu'] / f:.2f} | "
+                  f"{r['late_p50_ms']:.2f} / {r['late_p99_ms']:.2f} ms | "
+                  f"{r['rtt_p50_ms']:.2f} / {r['rtt_p99_ms']:.2f} ms | "
+                  f"{r['joint_states_hz']:.1f} Hz | {r['constructed_s']:.1f} / "
+                  f"{r['services_s']:.1f} / {r['first_joint_states_s']:.2f} s | {rtf:.1f} |",
+                  flush=True)
+
+
+def load(args: argparse.Namespace) -> None:
+    n, clients = 10, 4
+    node = start_child("node", str(args.duration + 15), "1.0", "--",
+                       *node_parameters(n, 1, 1.0, "auto"))
+    hammers = [start_child("hammer", str(args.duration), str(n), str(seed))
+               for seed in range(clients)]
+    results = [json_lines(h, timeout=args.duration + 300)[-1] for h in hammers]
+    started, r = json_lines(node, timeout=args.duration + 300)
+    sent = sum(x["sent"] for x in results)
+    answered = sum(x["answered"] for x in results)
+    rtts = [t for x in results for t in x["rtts"]]
+    print(f"servo_sim node under load: {n} motors at 1 ms ({started['executor']}), {clients} "
+          f"client processes calling random per-motor services with valid and hostile values "
+          f"for {args.duration:g} s")
+    print(f"requests {sent}, answered {answered} ({answered / sent:.2%}), "
+          f"{sent / args.duration:.0f}/s; node crashes {int(node.returncode != 0)}; state "
+          f"finite {r['finite']}; steps/s {r['steps_per_s']:.0f}; CPU {r['cpu']:.0%}; "
+          f"late p99 {r['late_p99_ms']:.2f} ms; overruns {r['overruns']}; "
+          f"RTT p50 {percentile(rtts, 0.5):.2f} ms, p99 {percentile(rtts, 0.99):.2f} ms")
+
+
+def soak(args: argparse.Namespace) -> None:
+    n = 10
+    proc = start_child("node", str(args.duration), "60.0", "--",
+                       *node_parameters(n, 1, 1.0, "auto"))
+    client = Client()
+    try:
+        client.subscribe()
+        client.call_for(client.wait_for_service("/m0/get_velocity"), args.duration + 60,
+                        rate_hz=10.0)
+        started, r = json_lines(proc, timeout=args.duration + 600)
+    finally:
+        client.close()
+    rss = r["rss"]
+    growth = (rss[-1][1] - rss[0][1]) / rss[0][1]
+    print(f"servo_sim node soak: {n} motors at 1 ms ({started['executor']}), "
+          f"{args.duration:g} s after a 60 s warm-up; client calling 10/s and subscribed")
+    print(f"steps/s {r['steps_per_s']:.1f}; CPU {r['cpu']:.0%}; overruns {r['overruns']}; "
+          f"late p50 / p99 {r['late_p50_ms']:.2f} / {r['late_p99_ms']:.2f} ms; RSS "
+          f"{rss[0][1]:.1f} MB -> {rss[-1][1]:.1f} MB ({growth:+.2%}); service calls "
+          f"{len(client.rtts)}, RTT p99 {percentile(client.rtts, 0.99):.2f} ms")
+    print("RSS MB by minute: " + ", ".join(f"{m:.1f}" for _, m in rss[::max(len(rss) // 60, 1)]))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--duration", type=float, default=10.0)
-    parser.add_argument("--motors", type=int, nargs="+", default=[1, 10, 100])
-    parser.add_argument("--child", type=float, help=argparse.SUPPRESS)
-    parser.add_argument("ros_args", nargs="*", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child is not None:
-        child(args.child, args.ros_args)
+    if sys.argv[1:2] == ["--child"]:
+        kind, rest = sys.argv[2], sys.argv[3:]
+        if kind == "node":
+            child_node(float(rest[0]), float(rest[1]), rest[3:])
+        elif kind == "floor":
+            child_floor(float(rest[0]), rest[1], int(rest[2]), int(rest[3]))
+        else:
+            child_hammer(float(rest[0]), int(rest[1]), int(rest[2]))
         return
-    print(f"servo_sim node, step {STEP_MS} ms, real_time_factor 1, {args.duration:g} s each")
-    print("| motors | steps/s | CPU (1 core) | step late p50 / p99 | joint_states | "
-          "service RTT p50 / p99 | free-run RTF |")
-    print("|---|---|---|---|---|---|---|")
-    for n in args.motors:
-        r = measure(n, args.duration)
-        rtf = free_run(n, min(args.duration, 5.0))
-        print(f"| {n} | {r['steps_per_s']:.0f} | {r['cpu']:.0%} | "
-              f"{r['late_p50_ms']:.2f} / {r['late_p99_ms']:.2f} ms | "
-              f"{r['joint_states_hz']:.1f} Hz | {r['rtt_p50_ms']:.2f} / "
-              f"{r['rtt_p99_ms']:.2f} ms ({r['rtt_calls']} calls) | {rtf:.1f} |", flush=True)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", nargs="?", default="table", choices=("table", "load", "soak"))
+    parser.add_argument("--duration", type=float,
+                        help="seconds a row (10), of load (60) or of soak (3600)")
+    parser.add_argument("--motors", type=int, nargs="+", default=[1, 10, 100, 1000])
+    parser.add_argument("--executors", nargs="+", default=list(EXECUTORS), choices=EXECUTORS)
+    parser.add_argument("--step-ms", type=int, default=1)
+    parser.add_argument("--motor-interfaces", nargs="*", metavar="FAMILY",
+                        help="the node's motor_interfaces (default: all families)")
+    args = parser.parse_args()
+    args.duration = args.duration or {"table": 10.0, "load": 60.0, "soak": 3600.0}[args.mode]
+    print(f"(Python {sys.version.split()[0]}, {Path(sys.executable).parent.parent.name}, "
+          f"rmw {os.environ.get('RMW_IMPLEMENTATION', 'default')}, {os.cpu_count()} cores)")
+    {"table": table, "load": load, "soak": soak}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -155,6 +155,14 @@ def test_ctrl_c_twice_as_from_a_terminal_and_launch_ends_quietly(start):
     assert "Traceback" not in node.output
 
 
+def test_a_parameter_rclpy_refuses_exits_1_with_one_fatal_line(start):
+    node = start("empty", "-p", "motor_interfaces:=[]")  # no type: rclpy's ValueError
+    assert node.wait() == 1, node.output
+    fatal = [line for line in node.output.splitlines() if "FATAL" in line]
+    assert len(fatal) == 1 and "statically typed parameter" in fatal[0], node.output
+    assert "Traceback" not in node.output
+
+
 def test_bad_params_file_exits_1_with_one_fatal_line(start, tmp_path):
     params = tmp_path / "bad.yaml"
     params.write_text("/**/servo_sim:\n  ros__parameters:\n    motors: [arm]\n"

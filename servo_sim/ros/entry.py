@@ -53,6 +53,10 @@ def _ros_or_exit(program: str) -> None:
         raise SystemExit(1) from None
 
 
+_EXECUTOR_CLASSES = {"events": "rclpy.experimental.EventsExecutor",
+                     "single_threaded": "rclpy.executors.SingleThreadedExecutor"}
+
+
 def make_executor(choice: str = "auto", context: Any = None) -> tuple[Any, str]:
     """The executor the ``executor`` parameter asks for, and what it is.
 
@@ -97,10 +101,12 @@ def node_main(args: list[str] | None = None) -> int:
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     try:
-        node = ServoSimNode()
+        try:
+            node = ServoSimNode()
+        except ValueError as exc:  # rclpy refusing a parameter override, e.g. `-p x:=[]`
+            raise ConfigError(f"parameters of /servo_sim: {exc}") from None
         executor, kind = make_executor(node.get_parameter("executor").value)
-        node.get_logger().info(f"executor: {kind} ({type(executor).__module__}."
-                               f"{type(executor).__name__})")
+        node.get_logger().info(f"executor: {kind} ({_EXECUTOR_CLASSES[kind]})")
         executor.add_node(node)
         spin_until_signal(executor, stop)
         executor.remove_node(node)
