@@ -49,6 +49,8 @@ def require_ros(*modules: str, need: str = "ros") -> list[ModuleType]:
     frame = sys._getframe(1)
     caller = Path(frame.f_globals.get("__file__", "?")).name
     at_module_level = frame.f_code.co_name == "<module>"
+    if at_module_level:
+        _MODULE_NEEDS.setdefault(caller, set()).add(need)
     loaded = []
     for name in modules:
         try:
@@ -77,6 +79,19 @@ def _executors() -> tuple[str, ...]:
 def executor_kind(request) -> str:
     """Every node test runs on each executor this rclpy has."""
     return request.param
+
+
+#: test module file name -> the kinds of ROS test it is (its module-level require_ros)
+_MODULE_NEEDS: dict[str, set[str]] = {}
+
+
+def pytest_collection_modifyitems(items):
+    """Every item of a ROS test module carries its kind's marker, those that plugins make
+    too (launch_testing's items do not inherit the module's pytestmark), so that
+    ``-m "ros or launch"`` selects them and the counts see them."""
+    for item in items:
+        for need in _MODULE_NEEDS.get(item.path.name, ()):
+            item.add_marker(need)
 
 
 #: Outcomes of the ROS tests (markers ros and launch), for the closing summary line.
