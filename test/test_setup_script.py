@@ -70,3 +70,17 @@ def test_an_unknown_argument_is_a_usage_error(tmp_path):
                        env={**os.environ}, timeout=60)
     assert r.returncode == 2
     assert "unknown argument 'humble'" in r.stderr and "jazzy|kilted" in r.stderr
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="needs this Python to be 3.11")
+def test_a_directory_that_is_not_a_venv_is_never_cleared(tmp_path):
+    keep = tmp_path / "work"
+    keep.mkdir()
+    (keep / "precious.txt").write_text("keep me")
+    path = bin_dir(tmp_path, "cmake", "make", "cc", "c++")
+    r = subprocess.run(["bash", str(SCRIPT), "--venv", str(keep)], capture_output=True,
+                       text=True, timeout=60,
+                       env={"PATH": str(path), "HOME": str(tmp_path), "PYTHON": sys.executable})
+    assert r.returncode == 1
+    assert f"{keep} exists and is not a venv" in r.stderr
+    assert (keep / "precious.txt").read_text() == "keep me"
