@@ -21,8 +21,9 @@ sys.path.insert(0, str(REPO / "benchmarks"))  # the scalar reference lives there
 # DDS stays on loopback, on a domain of this test run's own (before any rclpy.init; the
 # node processes the tests start inherit it). SERVO_SIM_TEST_DOMAIN_ID picks the domain.
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+# 60-99: away from CI's 57 and the benchmark's 58, whose nodes have the same names
 os.environ["ROS_DOMAIN_ID"] = os.environ.get("SERVO_SIM_TEST_DOMAIN_ID",
-                                             str(1 + os.getpid() % 100))
+                                             str(60 + os.getpid() % 40))
 
 #: Which ROS tests must run here: CI sets SERVO_SIM_REQUIRE to ``ros`` (ROS 2 from PyPI)
 #: or ``ros,launch`` (a ROS 2 installation), so that one that would skip fails instead.

@@ -155,6 +155,26 @@ def test_ctrl_c_twice_as_from_a_terminal_and_launch_ends_quietly(start):
     assert "Traceback" not in node.output
 
 
+def test_ctrl_c_during_a_long_start_up_ends_the_node_quietly(start, client):
+    """100 motors take seconds to construct (rmw creates 3,300 services): a signal then
+    must not wait for the end of it, nor print a traceback."""
+    motors = ",".join(f"m{i}" for i in range(100))
+    node = start("slow", "-p", f"motors:=[{motors}]")
+    client.spin_until(lambda: "servo_sim" in client.get_node_names(), "the node in the graph")
+    assert STARTED[:10] not in node.output  # still constructing
+    node.proc.send_signal(signal.SIGINT)
+    assert node.wait() == 0, node.output
+    assert "Traceback" not in node.output
+
+
+def test_a_missing_params_file_exits_1_with_one_fatal_line(start, tmp_path):
+    node = start("nofile", "--params-file", str(tmp_path / "missing.yaml"))
+    assert node.wait() == 1, node.output
+    fatal = [line for line in node.output.splitlines() if "FATAL" in line]
+    assert len(fatal) == 1 and "cannot start" in fatal[0], node.output
+    assert "Traceback" not in node.output
+
+
 def test_a_parameter_rclpy_refuses_exits_1_with_one_fatal_line(start):
     node = start("empty", "-p", "motor_interfaces:=[]")  # no type: rclpy's ValueError
     assert node.wait() == 1, node.output

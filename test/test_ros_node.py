@@ -300,6 +300,20 @@ def test_joint_commands_drive_the_motors(h):
     assert arm.get_velocity() == 0.5
 
 
+def test_a_running_node_finds_a_new_subscriber_of_a_feedback_topic(executor_kind):
+    """Feedback goes only to subscribed topics: a subscriber that comes while the node
+    runs (no ~/step) is found by the periodic check and gets messages."""
+    h = Harness(start_paused=False, executor_kind=executor_kind)
+    try:
+        position = h.listen("/arm/position", servo_msgs.Float64Stamped)
+        h.wait_for(lambda: len(position) >= 3, "/arm/position while running")
+        stamps = [m.header.stamp.sec * 1000 + m.header.stamp.nanosec // 1_000_000
+                  for m in position[-3:]]
+        assert (stamps[1] - stamps[0], stamps[2] - stamps[1]) == (16, 16)  # the period
+    finally:
+        h.close()
+
+
 def test_motor_interfaces_create_only_the_families_asked_for():
     h = Harness(motor_interfaces=["getters", "safety"])
     try:

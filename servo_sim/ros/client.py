@@ -151,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one ``call`` or ``echo``; exit status 1 on a user error or a timeout."""
     args = parser().parse_args(argv)
     stop = StopSignals()
+    stop.interrupting = False  # every wait here checks the flag
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     client = _Client(args.timeout, stop)
     try:

@@ -33,10 +33,14 @@ class StopSignals:
 
     def __init__(self) -> None:
         self.received: int | None = None
+        #: Until the spin loop runs (a long start-up), a signal interrupts at once.
+        self.interrupting = True
         self._previous = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.received = signum
+        if self.interrupting:
+            raise KeyboardInterrupt
 
     def restore(self) -> None:
         for s, handler in self._previous.items():
@@ -84,6 +88,7 @@ def make_executor(choice: str = "auto", context: Any = None) -> tuple[Any, str]:
 def spin_until_signal(executor: object, stop: StopSignals,
                       done: Callable[[], bool] = lambda: False) -> None:
     """Spin ``executor`` until a stop signal arrives or ``done()``."""
+    stop.interrupting = False
     while stop.received is None and not done():
         executor.spin_once(timeout_sec=_WAKE_S)
 
@@ -98,13 +103,15 @@ def node_main(args: list[str] | None = None) -> int:
     from ..model import ConfigError
     from .node import ServoSimNode
 
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     try:
         try:
-            node = ServoSimNode()
-        except ValueError as exc:  # rclpy refusing a parameter override, e.g. `-p x:=[]`
-            raise ConfigError(f"parameters of /servo_sim: {exc}") from None
+            rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - rcl's errors (a missing --params-file)
+            raise ConfigError(f"cannot start: {exc}") from None
+        node = ServoSimNode()
         executor, kind = make_executor(node.get_parameter("executor").value)
         node.get_logger().info(f"executor: {kind} ({_EXECUTOR_CLASSES[kind]})")
         executor.add_node(node)
@@ -113,6 +120,8 @@ def node_main(args: list[str] | None = None) -> int:
     except ConfigError as exc:
         rclpy.logging.get_logger("servo_sim").fatal(str(exc))
         return 1
+    except KeyboardInterrupt:  # a signal during start-up
+        return 0
     finally:
         if node is not None:
             node.destroy_node()

@@ -1,15 +1,13 @@
 """The ``servo_sim`` ROS 2 node: the Webots ROS table (SPEC §6) over a hardware plugin.
 
 Thin by design: every per-motor service and topic comes from the tables in
-``interface.py`` and one generic handler; parameters come from ``params.py``; the
-hardware layer (``servo_sim.hardware``: the model through the ``sim`` plugin, or real
-actuators) does the work. One executor runs everything (services, subscription, the
-cycle timer, the action servers' coroutines), so callbacks never race.
-
-Beyond Webots (issue 5): per motor ``halt``/``enable``/``disable``/``e_stop``/
-``reset_e_stop`` (std_srvs/Trigger) and the ``trapezoidal_move`` action; node-wide
-``~/e_stop``/``~/reset_e_stop``, ``~/servo_state`` (with every joint_states message) and
-``/diagnostics`` (1 Hz).
+``interface.py`` and one generic handler; parameters from ``params.py``; pacing from
+``servo_sim.pacing``; the process (executor, signals) from ``entry.py``. The hardware
+layer (the model through the ``sim`` plugin, or real actuators) does the work. One
+executor thread runs everything (services, the cycle timer, the action servers'
+coroutines), so callbacks never race. Beyond Webots (issue 5): per motor Trigger
+services and the ``trapezoidal_move`` action; ``~/e_stop``/``~/reset_e_stop``,
+``~/servo_state`` (with every joint_states message) and ``/diagnostics`` (1 Hz).
 """
 
 from __future__ import annotations
@@ -153,8 +151,11 @@ class ServoSimNode(Node):
     """Hosts every motor of its config; see SPEC §6 and ``interface.py``."""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__("servo_sim", automatically_declare_parameters_from_overrides=True,
-                         **kwargs)
+        try:
+            super().__init__("servo_sim", automatically_declare_parameters_from_overrides=True,
+                             **kwargs)
+        except ValueError as exc:  # rclpy refusing a parameter override, e.g. `-p x:=[]`
+            raise ConfigError(f"parameter overrides of servo_sim: {exc}") from None
         self._log_handler = _RosLogHandler(self)
         self._log_handler.attach()
         try:
@@ -214,6 +215,7 @@ class ServoSimNode(Node):
         self._pacer = Pacer(self.sim.basic_time_step_ms / 1000.0,
                             self._settings["real_time_factor"])
         self._last_cycle = time.monotonic()  # real hardware: when the last cycle ran
+        self._ticking = False
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._timer = self.create_timer(self._pacer.period, self._on_tick, clock=self._steady)
         self._listened = {s: np.zeros(len(self.sim), dtype=bool) for s in _SENSORS}
@@ -287,6 +289,7 @@ class ServoSimNode(Node):
         if name == "real_time_factor":
             self._pacer.set_real_time_factor(value)
             self._timer.timer_period_ns = int(self._pacer.period * 1e9)
+            self._timer.reset()  # the new period from now, not after the old one
         elif name == "publish_clock" and value and "/clock" not in self._outputs:
             self._outputs["/clock"] = self.create_publisher(ClockMsg, "/clock", 10)
         elif name == "joint_states_rate":
@@ -410,7 +413,7 @@ class ServoSimNode(Node):
 
     def on_resume(self, request: Trigger.Request, response: Trigger.Response) -> Any:
         self._paused = False
-        self._pacer.rebase()
+        self._restart_pacing()
         response.success, response.message = True, f"resumed at t = {self.sim.time:.3f} s"
         return response
 
@@ -436,7 +439,7 @@ class ServoSimNode(Node):
         self._follow_goals()  # moves in progress ended (aborted: reset)
         self._reset_topics()
         self._next_joint_states_ms = 0
-        self._pacer.rebase()
+        self._restart_pacing()
         self._publish_joint_states()
         self._publish_clock()
         response.success, response.message = True, "reset to the initial state, t = 0"
@@ -471,6 +474,10 @@ class ServoSimNode(Node):
 
     # ------------------------------------------------------------------ stepping
 
+    def _restart_pacing(self) -> None:  # pace from now, the timer in phase with the pacer
+        self._pacer.rebase()
+        self._timer.reset()
+
     def _on_tick(self) -> None:
         if self._paused:
             if self._goals:  # cancels and e-stops end goals while paused too
@@ -481,6 +488,9 @@ class ServoSimNode(Node):
             self._advance(1, now - self._last_cycle)
             self._last_cycle = now
             return
+        if not self._ticking:  # pace from the first tick, not from construction
+            self._ticking = True
+            self._restart_pacing()
         if self._pacer.real_time_factor > 0:  # the steps due by now, at absolute times
             overruns = self._pacer.overruns
             n = self._pacer.due()
@@ -522,9 +532,8 @@ class ServoSimNode(Node):
         return stamp(time_ms) if self.hw.simulated else self.get_clock().now().to_msg()
 
     def _publish_feedback(self, sensor_name: str, sensor: Any, now: int) -> None:
-        """One message per motor whose ``sensor`` refreshed at ``now``, on its topic, where
-        somebody listens (the sensor samples either way; finding out per motor at each
-        refresh cost ~1.5 us a motor); each topic reuses its message."""
+        """A message per motor whose ``sensor`` refreshed at ``now``, on its topic, where
+        somebody listens (see _update_listened); each topic reuses its message."""
         names, refreshed = self.sim.bank.names, sensor.refreshed
         heard = refreshed[self._listened[sensor_name][refreshed]]
         time_stamp = self._stamp(now) if len(heard) else None
@@ -537,8 +546,8 @@ class ServoSimNode(Node):
             pub.publish(msg)
 
     def _update_listened(self) -> None:
-        """Which motors' feedback topics have subscribers: a subscriber is heard from
-        within LISTENERS_PERIOD_S (DDS matching takes longer), and before each ~/step."""
+        """Which feedback topics have subscribers, every LISTENERS_PERIOD_S and before each
+        ~/step (asking per motor at each refresh cost ~1.5 us a motor)."""
         names, publishers = self.sim.bank.names, self._feedback_publishers
         for sensor_name, listened in self._listened.items():
             for i, name in enumerate(names):
@@ -618,11 +627,14 @@ class ServoSimNode(Node):
                              **{n: n for n in self.sim.motor_names}}
 
     def destroy_node(self) -> None:
-        self.hw.shutdown()  # a real device is left with its torque off
-        self._log_handler.detach()
-        # Node.destroy_node leaves action servers alone, and their handles keep the rcl
-        # node alive until the GC (see the failed constructor above)
-        for server in self._action_servers:
+        """Also for a node whose constructor a signal interrupted (Kilted's try_shutdown
+        destroys it): a real device is left with its torque off; Node.destroy_node leaves
+        action servers alone, and their handles would keep the rcl node alive."""
+        if hasattr(self, "hw"):
+            self.hw.shutdown()
+        if hasattr(self, "_log_handler"):
+            self._log_handler.detach()
+        for server in getattr(self, "_action_servers", ()):
             server.destroy()
         super().destroy_node()
 
