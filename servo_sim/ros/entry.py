@@ -107,8 +107,6 @@ def node_main(args: list[str] | None = None) -> int:
     try:
         try:
             rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-        except KeyboardInterrupt:
-            raise
         except Exception as exc:  # noqa: BLE001 - rcl's errors (a missing --params-file)
             raise ConfigError(f"cannot start: {exc}") from None
         node = ServoSimNode()
