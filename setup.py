@@ -18,8 +18,8 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/servo_sim"]),
         ("share/servo_sim", ["package.xml"]),
-        ("share/servo_sim/config", ["config/servo_sim.yaml", "config/servo_sim.urdf",
-                                    "config/ros2_controllers.yaml", "config/dynamixel.yaml"]),
+        ("share/servo_sim/config", sorted(str(p.relative_to(here))
+                                          for p in (here / "config").glob("*.*"))),
     ],
     # dynamixel-sdk: the vendor SDK of the dynamixel hardware plugin (pure Python)
     install_requires=["numpy>=1.24", "PyYAML>=6", "dynamixel-sdk>=3.7"],
