@@ -3,9 +3,12 @@
     servo-sim run [CONFIG] [--duration S] [--command arm.position=1.0[@T] ...] [--csv F]
     servo-sim step-response [CONFIG] --motor M --target X [--plot out.png] [--csv F]
     servo-sim check [CONFIG]
+    servo-sim controller SCRIPT.py [CONFIG] [--duration S] [--real-time-factor F]
+                         [--csv F] [-- ARGS...]
 
-CONFIG defaults to the package's ``config/servo_sim.yaml``. Errors (a bad config, an
-unknown motor, a rejected command) print one line and exit with status 2.
+CONFIG defaults to the package's ``config/servo_sim.yaml``; it may also be a Webots
+world or PROTO file (``.wbt``, ``.proto``: its motors are imported). Errors (a bad
+config, an unknown motor, a rejected command) print one line and exit with status 2.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import numpy as np
 
 from . import resources
 from .analysis import step_metrics
-from .model import ConfigError, Motor, Simulation
+from .model import ConfigError, Motor, Simulation, SimulationConfig, load_config
 
 #: ``--command`` keys: how each calls the motor.
 COMMANDS: dict[str, Callable[[Motor, list[float]], None]] = {
@@ -87,16 +90,38 @@ class Command:
         COMMANDS[self.key](sim.motor(self.motor), self.values)
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """A CONFIG argument read: the config, and the robot's name and world file when it
+    is a Webots file."""
+
+    config: SimulationConfig
+    robot_name: str = "robot"
+    world_path: str = ""
+
+
+def load(config: str | None) -> Loaded:
+    """Read CONFIG: a YAML config (the packaged one by default) or a Webots file."""
+    from .webots.world import is_webots_file, load_world
+
+    if config and is_webots_file(config):
+        world = load_world(config)
+        return Loaded(world.config, world.robot_name, world.path)
+    return Loaded(load_config(config if config else default_config_path()))
+
+
 def _load(config: str | None) -> Simulation:
-    return Simulation.from_config(config if config else default_config_path())
+    return Simulation(load(config).config)
 
 
-def _columns(sim: Simulation) -> list[str]:
+def csv_columns(sim: Simulation) -> list[str]:
+    """The ``--csv`` header: time, then position, velocity, motor force, energy per motor."""
     return ["time"] + [f"{m.name}.{q}" for m in sim for q in
                        ("position", "velocity", "motor_force", "energy")]
 
 
-def _row(sim: Simulation) -> list[float]:
+def csv_row(sim: Simulation) -> list[float]:
+    """One ``--csv`` row: the true state now (see :func:`csv_columns`)."""
     b = sim.bank
     state = np.column_stack([b.position, b.velocity, b.motor_force, b.energy]).ravel()
     return [sim.time, *state.tolist()]
@@ -113,7 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.csv:
         handle = open(args.csv, "w", newline="")
         writer = csv.writer(handle)
-        writer.writerow(_columns(sim))
+        writer.writerow(csv_columns(sim))
     out = sys.stdout
     if not args.quiet:
         names = [m.name for m in sim]
@@ -130,7 +155,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             while pending and pending[0].at <= sim.time + 1e-12:
                 pending.pop(0).apply(sim)
             if writer:
-                writer.writerow(_row(sim))
+                writer.writerow(csv_row(sim))
             if not args.quiet and (sim.time >= next_row - 1e-9 or k == steps):
                 while next_row <= sim.time + 1e-9:
                     next_row += args.print_every
@@ -217,16 +242,40 @@ def _plot(path: str, name: str, target: float, t: np.ndarray, y: np.ndarray, v: 
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Validate a config and summarise its motors."""
-    sim = _load(args.config)
+    """Validate a config and summarise its motors (and their devices)."""
+    loaded = load(args.config)
+    sim = Simulation(loaded.config)
     cfg = sim.config
-    print(f"{cfg.source}: OK, {len(sim)} motor(s), {cfg.physics} physics, "
-          f"dt = {cfg.basic_time_step_ms} ms")
-    for m in sim:
+    robot = f"robot {loaded.robot_name!r}, " if loaded.world_path else ""
+    battery = f", battery {cfg.battery.energy:g}/{cfg.battery.capacity:g} J" \
+        if cfg.battery is not None else ""
+    print(f"{cfg.source}: OK, {robot}{len(sim)} motor(s), {cfg.physics} physics, "
+          f"dt = {cfg.basic_time_step_ms} ms{battery}")
+    for m, mc in zip(sim, cfg.motors, strict=True):
         coupled = f", coupled with {', '.join(m.coupled)}" if len(m.coupled) > 1 else ""
+        devices = "".join(f", {kind} {name!r}" for kind, name in (
+            ("position sensor", mc.position_sensor_name), ("brake", mc.brake_name)) if name)
         print(f"  {m.name}: {m.get_type()}, max velocity {m.get_max_velocity():g}, "
-              f"max force {m.get_max_force():g}, PID {m.get_control_pid()}{coupled}")
+              f"max force {m.get_max_force():g}, PID {m.get_control_pid()}{coupled}{devices}")
     return 0
+
+
+def cmd_controller(args: argparse.Namespace) -> int:
+    """Run a Webots Python controller script against the config's motors."""
+    from .webots.runner import run_controller
+    from .webots.session import Session, SessionError
+
+    script = Path(args.script)
+    if not script.is_file():
+        raise CliError(f"{script}: no such controller script")
+    loaded = load(args.config)
+    try:
+        session = Session(loaded.config, robot_name=loaded.robot_name,
+                          world_path=loaded.world_path, duration=args.duration,
+                          real_time_factor=args.real_time_factor, csv_path=args.csv)
+    except SessionError as exc:
+        raise CliError(str(exc)) from None
+    return run_controller(script, session, args.controller_args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -259,18 +308,44 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="validate a config")
     check.add_argument("config", nargs="?", help="config file (default: the packaged one)")
     check.set_defaults(func=cmd_check)
+
+    ctl = sub.add_parser("controller", help="run a Webots Python controller script",
+                         description="Run a Webots Python controller (from controller "
+                         "import Robot, ...) unchanged against the config's motors. "
+                         "Arguments after '--' go to the script's sys.argv.")
+    ctl.add_argument("script", help="the controller, e.g. my_controller.py")
+    ctl.add_argument("config", nargs="?", help="config file, .wbt or .proto (default: the "
+                     "packaged config)")
+    ctl.add_argument("--duration", type=float, default=None,
+                     help="simulated seconds, then step() returns -1 (default: no end)")
+    ctl.add_argument("--real-time-factor", type=float, default=None,
+                     help="1 = wall-clock pace, 0 = as fast as possible (default: 0 "
+                          "simulated, 1 on real hardware)")
+    ctl.add_argument("--csv", help="write every step to this CSV file (as 'run' does)")
+    ctl.set_defaults(func=cmd_controller, controller_args=[])
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``servo-sim`` command."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    script_args: list[str] = []
+    if argv[:1] == ["controller"] and "--" in argv:  # the rest is the controller's
+        cut = argv.index("--")
+        argv, script_args = argv[:cut], argv[cut + 1:]
     args = build_parser().parse_args(argv)
+    if args.cmd == "controller":
+        args.controller_args = script_args
     logging.basicConfig(level=logging.WARNING, format="servo-sim: warning: %(message)s")
     for name in ("duration", "print_every", "band"):
         value = getattr(args, name, None)
         if value is not None and not (math.isfinite(value) and value > 0):
             print(f"servo-sim: error: --{name.replace('_', '-')} must be > 0", file=sys.stderr)
             return 2
+    factor = getattr(args, "real_time_factor", None)
+    if factor is not None and not (math.isfinite(factor) and factor >= 0):
+        print("servo-sim: error: --real-time-factor must be >= 0", file=sys.stderr)
+        return 2
     try:
         return args.func(args)
     except (CliError, ConfigError, KeyError, ValueError) as exc:

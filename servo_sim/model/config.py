@@ -42,6 +42,9 @@ NODE_PARAMETERS = frozenset({"use_sim_time", "start_type_description_service",
 
 #: The hardware plugin of a config without a ``hardware`` group: the model itself.
 DEFAULT_PLUGIN = "sim"
+#: A motor's position sensor is called "<motor name> sensor" unless the config names it
+#: (Webots has no default; its samples name them so, e.g. "left wheel sensor").
+DEFAULT_SENSOR_SUFFIX = " sensor"
 
 
 class ConfigError(ValueError):
@@ -110,6 +113,28 @@ _non_negative = _real(lambda v: v >= 0, ">= 0", minimum=0.0)
 _positive = _real(lambda v: v > 0, "> 0", minimum=0.0)  # the range is closed; 0 still fails
 _acceleration = _real(lambda v: v == -1 or v >= 0, "-1 (unlimited) or >= 0")
 _multiplier = _real(lambda v: v != 0, "non-zero")
+
+
+def _device_name(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise _FieldError("must be a non-empty device name")
+    return value
+
+
+def _battery(value: Any) -> BatteryConfig:
+    """A capacity in J (the battery starts full) or Webots' ``[energy, capacity(,
+    recharge)]``; the recharge needs a Webots Charger, so it is accepted and unused."""
+    if _is_real(value):
+        capacity = _non_negative(value)
+        return BatteryConfig(capacity, capacity)
+    if not isinstance(value, (list, tuple)) or not 2 <= len(value) <= 3:
+        raise _FieldError("must be a capacity in J or [energy, capacity(, recharge)]")
+    energy, capacity, *_ = (_non_negative(v) for v in value)
+    if energy > capacity:
+        raise _FieldError(f"the energy {energy:g} J exceeds the capacity {capacity:g} J")
+    return BatteryConfig(energy, capacity)
 _resolution = _real(lambda v: v == -1 or v > 0, "-1 (infinite) or > 0")
 
 
@@ -161,6 +186,18 @@ class MotorConfig:
     #: the command watchdog: seconds without a command before a commanded motor halts
     #: (0 = off); beyond Webots (SPEC §3)
     command_timeout: float = 0.0
+    #: device name of the motor's PositionSensor (Webots controllers, ``getDevice``);
+    #: None: ``"<name> sensor"`` (see :attr:`position_sensor_device`)
+    position_sensor_name: str | None = None
+    #: device name of a Brake on the motor's joint; None: the joint has no brake
+    brake_name: str | None = None
+
+    @property
+    def position_sensor_device(self) -> str:
+        """The device name of the motor's position sensor (configured or the default)."""
+        if self.position_sensor_name is not None:
+            return self.position_sensor_name
+        return f"{self.name}{DEFAULT_SENSOR_SUFFIX}"
 
     @property
     def coupling_base(self) -> str | None:
@@ -175,6 +212,14 @@ class MotorConfig:
 
 
 @dataclass(frozen=True)
+class BatteryConfig:
+    """The robot's battery (Webots ``Robot.battery``): energy now and capacity, J."""
+
+    energy: float
+    capacity: float
+
+
+@dataclass(frozen=True)
 class SimulationConfig:
     """A whole simulation: time step, physics mode, noise seed and motors."""
 
@@ -186,6 +231,8 @@ class SimulationConfig:
     #: the hardware plugin and its settings: ``{"plugin": "sim"}`` unless the config says
     #: otherwise; the plugin validates the rest (``servo_sim.hardware``)
     hardware: Mapping[str, Any] = field(default_factory=lambda: {"plugin": DEFAULT_PLUGIN})
+    #: the battery the motors' energy drains (Webots controllers); None: no battery
+    battery: BatteryConfig | None = None
 
 
 _MOTOR_PARSERS: dict[str, Callable[[Any], Any]] = {
@@ -208,6 +255,8 @@ _MOTOR_PARSERS: dict[str, Callable[[Any], Any]] = {
     "inertia": _positive,
     "force_feedback_sampling_period_ms": _integer(0),
     "command_timeout": _non_negative,
+    "position_sensor_name": _device_name,
+    "brake_name": _device_name,
 }
 _NESTED_PARSERS: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
     "load": (
@@ -223,6 +272,7 @@ _TOP_PARSERS: dict[str, Callable[[Any], Any]] = {
     "basic_time_step_ms": _integer(1),
     "physics": _choice("dynamic", "kinematic"),
     "seed": _integer(0),
+    "battery": _battery,
 }
 
 
@@ -335,6 +385,26 @@ def _check_motor(m: MotorConfig, ctx: _Context) -> None:
                             m.name, "max_position", m.max_position)
 
 
+def _check_devices(motors: tuple[MotorConfig, ...], ctx: _Context) -> None:
+    """Every device (motor, position sensor, brake) has a name of its own (Webots finds
+    devices by name)."""
+    owners: dict[str, str] = {m.name: f"motor {m.name!r}" for m in motors}
+    for m in motors:
+        sensor_field = "position_sensor_name" if m.position_sensor_name is not None else None
+        for field_name, device in ((sensor_field, m.position_sensor_device),
+                                   ("brake_name", m.brake_name)):
+            if device is None:
+                continue
+            if device in owners:
+                what = (f"field {field_name!r} = {device!r}" if field_name else
+                        f"its position sensor's default name {device!r} (set "
+                        "'position_sensor_name')")
+                raise ctx.error(f"{what}: device name already used by {owners[device]}",
+                                m.name)
+            kind = "brake" if field_name == "brake_name" else "position sensor"
+            owners[device] = f"the {kind} of motor {m.name!r}"
+
+
 def _check_coupling(motors: tuple[MotorConfig, ...], ctx: _Context) -> None:
     """Seed 002: coupled limits must be exact factors of each other (by multiplier)."""
     groups: dict[str, list[MotorConfig]] = {}
@@ -405,6 +475,7 @@ def parse_config(raw: Any, source: str = "<dict>") -> SimulationConfig:
         if key[0].isdigit():
             raise ctx.error(f"its ROS name {key!r} must not start with a digit", m.name)
         seen[key] = m.name
+    _check_devices(motors, ctx)
     _check_coupling(motors, ctx)
     return SimulationConfig(motors=motors, **top)
 
@@ -433,11 +504,18 @@ def load_config(path: str | Path) -> SimulationConfig:
     return parse_config(raw, str(path))
 
 
+#: Optional fields left out of the dict form while unset (None).
+_OPTIONAL = frozenset({"position_sensor_name", "brake_name", "battery"})
+
+
 def motor_to_dict(m: MotorConfig) -> dict[str, Any]:
-    """One motor in the model form (plain types; max_torque or max_force by type)."""
+    """One motor in the model form (plain types; max_torque or max_force by type; the
+    optional device names only when set)."""
     entry: dict[str, Any] = {}
     for f in fields(m):
         value = getattr(m, f.name)
+        if value is None and f.name in _OPTIONAL:
+            continue
         if isinstance(value, (LoadConfig, PositionSensorConfig)):
             value = {g.name: getattr(value, g.name) for g in fields(value)}
         elif isinstance(value, tuple):
@@ -448,9 +526,24 @@ def motor_to_dict(m: MotorConfig) -> dict[str, Any]:
 
 def to_dict(config: SimulationConfig) -> dict[str, Any]:
     """The model form of a config (plain types), e.g. to write it back as YAML."""
-    return {"basic_time_step_ms": config.basic_time_step_ms, "physics": config.physics,
-            "seed": config.seed, "hardware": dict(config.hardware),
-            "motors": [motor_to_dict(m) for m in config.motors]}
+    out = {"basic_time_step_ms": config.basic_time_step_ms, "physics": config.physics,
+           "seed": config.seed, "hardware": dict(config.hardware),
+           "motors": [motor_to_dict(m) for m in config.motors]}
+    if config.battery is not None:
+        out["battery"] = [config.battery.energy, config.battery.capacity]
+    return out
+
+
+def parse_field(field: str, value: Any) -> Any:
+    """Validate one motor field ('max_velocity', 'position_sensor.noise') or top-level
+    field ('basic_time_step_ms') on its own: the parsed value, or ValueError saying why
+    (for importers that report errors in their own terms)."""
+    group, _, leaf = field.rpartition(".")
+    parsers = _NESTED_PARSERS[group][1] if group else {**_MOTOR_PARSERS, **_TOP_PARSERS}
+    try:
+        return parsers[leaf](value)
+    except _FieldError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def field_minimum(field: str) -> float | None:

@@ -1,0 +1,194 @@
+"""One run of a Webots controller: the hardware system behind it, the clock, the battery,
+the CSV record and the end of the run.
+
+The controller API (``api.py``) sees the run only through :class:`Session`: commands go
+to :meth:`Session.command` (the hardware system's capability check, then the model's
+``Motor`` command; a refusal is a warning, as Webots prints one and carries on) and
+``Robot.step`` calls :meth:`Session.cycle` once per basic time step. ROS-free.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from ..hardware import HardwareSystem
+from ..model import Motor
+from ..model.config import MotorConfig, SimulationConfig
+from ..model.sensors import SampledSensors
+from ..pacing import Pacer
+
+log = logging.getLogger("servo_sim")
+
+#: Device kinds, as Webots nodes.
+MOTOR, POSITION_SENSOR, BRAKE = "motor", "position sensor", "brake"
+
+
+class SessionError(Exception):
+    """A run that cannot start (e.g. a real device that does not answer)."""
+
+
+class ControllerEnded(BaseException):
+    """Raised by ``Robot.step`` when the controller steps again after ``step`` returned
+    -1: Webots ends the controller's process then, and so does ``servo-sim controller``.
+    A BaseException, so that a controller's ``except Exception`` does not swallow it."""
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """One device of the robot: its name, kind and the motor (joint) it belongs to."""
+
+    name: str
+    kind: str
+    motor: MotorConfig
+
+
+def device_specs(config: SimulationConfig) -> list[DeviceSpec]:
+    """The robot's devices in Webots tag order (tag = index + 1): per motor, the motor,
+    its position sensor and its brake if it has one."""
+    specs = []
+    for m in config.motors:
+        specs.append(DeviceSpec(m.name, MOTOR, m))
+        specs.append(DeviceSpec(m.position_sensor_device, POSITION_SENSOR, m))
+        if m.brake_name is not None:
+            specs.append(DeviceSpec(m.brake_name, BRAKE, m))
+    return specs
+
+
+def run_steps(duration_s: float, step_ms: int) -> int:
+    """Basic time steps in ``duration_s`` simulated seconds (nearest whole number)."""
+    return round(duration_s * 1000 / step_ms)
+
+
+class Session:
+    """The state of one controller run (see the module docstring)."""
+
+    def __init__(self, config: SimulationConfig, *, robot_name: str = "robot",
+                 world_path: str = "", duration: float | None = None,
+                 real_time_factor: float | None = None, csv_path: str | Path | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self.robot_name = robot_name
+        self.world_path = world_path
+        self.system = HardwareSystem(config)
+        self.sim = self.system.sim
+        self.step_ms = config.basic_time_step_ms
+        simulated = self.system.simulated
+        if real_time_factor is None:
+            real_time_factor = 0.0 if simulated else 1.0
+        if not simulated and real_time_factor != 1.0:
+            raise SessionError(f"hardware {self.system.plugin_name!r} is real: it runs in "
+                               f"real time (--real-time-factor 1), not {real_time_factor:g}")
+        self.end_ms = None if duration is None else run_steps(duration, self.step_ms) \
+            * self.step_ms
+        self.devices = device_specs(config)
+        self.battery = config.battery
+        #: the battery sensor: one sampled sensor (Webots' sampling-period rules)
+        self.battery_sensor = SampledSensors(np.zeros(1, dtype=np.int64))
+        self.end_reason: str | None = None  #: why the run is over (None: it is not)
+        self.told = False  #: step() has returned -1
+        self._clock = clock
+        self._pacer = Pacer(self.step_ms / 1000.0, real_time_factor, clock) \
+            if real_time_factor > 0 else None
+        self._last_wall: float | None = None
+        self._csv_handle: IO[str] | None = None
+        self._csv: Any = None
+        if not self.system.start():
+            reason = self.system.component.reason or "it did not start"
+            self.system.shutdown()
+            raise SessionError(f"{config.source}: hardware {self.system.plugin_name!r}: "
+                               f"{reason}")
+        if csv_path is not None:
+            from ..cli import csv_columns, csv_row
+
+            self._csv_row = csv_row
+            self._csv_handle = open(csv_path, "w", newline="")
+            self._csv = csv.writer(self._csv_handle)
+            self._csv.writerow(csv_columns(self.sim))
+            self._csv.writerow(csv_row(self.sim))
+
+    # ------------------------------------------------------------------ commands
+
+    def command(self, motor: str, call: Callable[..., Any], *args: Any) -> bool:
+        """``call(model Motor, *args)`` through the hardware system; a refused or
+        rejected value is logged as a warning (Webots prints one and carries on) and
+        changes nothing. True if it was taken."""
+        try:
+            self.system.command(motor, call, *args)
+        except ValueError as exc:
+            log.warning("%s", exc)
+            return False
+        return True
+
+    def motor(self, name: str) -> Motor:
+        """The model's handle of motor ``name``."""
+        return self.sim.motor(name)
+
+    # ------------------------------------------------------------------ time
+
+    @property
+    def time_ms(self) -> int:
+        return self.sim.time_ms
+
+    def end(self, reason: str) -> None:
+        """End the run: the next (or current) ``step`` returns -1."""
+        if self.end_reason is None:
+            self.end_reason = reason
+
+    def cycle(self) -> None:
+        """One basic time step: wait for the wall clock if paced, one hardware cycle,
+        the battery, a CSV row; ends the run at the duration or an empty battery."""
+        period = None
+        if self._pacer is not None:
+            if self._last_wall is None:
+                self._pacer.rebase()  # pace from the first step, not from start-up
+            wait = self._pacer.next_due() - self._clock()
+            if wait > 0:
+                time.sleep(wait)
+            self._pacer.due()  # late: simulated time slips, no burst of catch-up cycles
+            now = self._clock()
+            if self._last_wall is not None and not self.system.simulated:
+                period = now - self._last_wall
+            self._last_wall = now
+        self.system.cycle(period)
+        level = self.battery_level()
+        due = self.battery_sensor.due(self.time_ms)
+        if due is not None and len(due):
+            self.battery_sensor.value[0] = level
+        if self._csv is not None:
+            self._csv.writerow(self._csv_row(self.sim))
+        if self.end_ms is not None and self.time_ms >= self.end_ms:
+            self.end(f"--duration reached at t = {self.time_ms / 1000:g} s")
+        if self.battery is not None and level <= 0.0:
+            self.end(f"the battery is empty at t = {self.time_ms / 1000:g} s")
+
+    # ------------------------------------------------------------------ battery
+
+    def battery_level(self) -> float:
+        """Energy left, J: the battery's energy minus what the motors consumed (NaN
+        without a battery)."""
+        if self.battery is None:
+            return math.nan
+        return max(0.0, self.battery.energy - float(self.sim.bank.energy.sum()))
+
+    def enable_battery(self, period_ms: int) -> None:
+        self.battery_sensor.enable(0, period_ms, self.time_ms)
+
+    # ------------------------------------------------------------------ end
+
+    def close(self) -> None:
+        """Torque off (the hardware's shutdown) and the CSV file closed."""
+        try:
+            self.system.shutdown()
+        finally:
+            if self._csv_handle is not None:
+                self._csv_handle.close()
+                self._csv_handle = None

@@ -1,0 +1,546 @@
+"""Motors from a Webots world (``.wbt``) or PROTO (``.proto``) file, as a servo_sim config.
+
+A small reader of Webots' VRML97-style syntax: ``#`` comments, nodes with fields,
+``DEF``/``USE``, ``[ ... ]`` lists, ``PROTO`` definitions (their ``IS`` fields bound
+to an instance's values or the interface defaults) and ``EXTERNPROTO`` lines. Template
+code (``%< ... >%``, and the older ``%{ ... }%``) is not evaluated: statements are
+skipped, and a motor field computed by a template is an error.
+
+What is read (Webots name -> servo_sim config field):
+
+* ``WorldInfo.basicTimeStep`` -> ``basic_time_step_ms`` (Webots' default 32 ms);
+* every ``RotationalMotor``/``LinearMotor`` in a joint's ``device`` list: ``name``,
+  ``maxVelocity``, ``maxTorque``/``maxForce``, ``controlPID``, ``minPosition``,
+  ``maxPosition``, ``multiplier``, ``acceleration``, ``consumptionFactor``;
+* the joint's ``jointParameters``: ``position``, ``springConstant``,
+  ``dampingConstant``, ``staticFriction``, ``minStop``, ``maxStop``;
+* the ``PositionSensor`` (``name``, ``resolution``, ``noise``) and ``Brake`` (``name``)
+  of the same device list -> ``position_sensor_name``, ``position_sensor.*``,
+  ``brake_name``;
+* ``Robot.name`` and ``Robot.battery`` -> the controller's robot name and ``battery``.
+
+Absent fields take Webots' defaults, which are servo_sim's. Joints of ``Hinge2Joint``
+and ``BallJoint`` give one motor per axis (``device``/``device2``/``device3`` with
+``jointParameters``/``jointParameters2``/``jointParameters3``). Instances of PROTOs that
+are not defined in the file cannot be expanded: one warning lists them. A bad value
+raises :class:`ConfigError` naming the file, the node (type, name, line) and the field.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..model.config import ConfigError, SimulationConfig, parse_config, parse_field
+
+log = logging.getLogger("servo_sim")
+
+#: The file suffixes read as Webots files.
+SUFFIXES = (".wbt", ".proto")
+#: Webots' default WorldInfo.basicTimeStep, ms.
+WEBOTS_BASIC_TIME_STEP = 32
+
+#: Webots' built-in node types (not PROTOs); anything else is a PROTO instance.
+BASE_NODES = frozenset("""
+    Accelerometer Altimeter Appearance Background BallJoint BallJointParameters Billboard
+    Box Brake CadShape Camera Capsule Charger Color Compass Cone Connector ContactProperties
+    Coordinate Cylinder Damping DirectionalLight Display DistanceSensor ElevationGrid
+    Emitter Fluid Focus Fog GPS Group Gyro Hinge2Joint Hinge2JointParameters HingeJoint
+    HingeJointParameters ImageTexture ImmersionProperties IndexedFaceSet IndexedLineSet
+    InertialUnit JointParameters LED Lens LensFlare Lidar LightSensor LinearMotor Material
+    Mesh Microphone Muscle Normal PBRAppearance Pen Physics Plane PointLight PointSet Pose
+    PositionSensor Propeller Radar Radio RangeFinder Receiver Recognition Robot
+    RotationalMotor Shape Skin SliderJoint Slot Solid SolidReference Speaker Sphere
+    SpotLight TextureCoordinate TextureTransform TouchSensor Track TrackWheel Transform
+    VacuumGripper Viewpoint WorldInfo Zoom
+""".split())
+
+_JOINTS = frozenset({"HingeJoint", "SliderJoint", "Hinge2Joint", "BallJoint"})
+_MOTORS = {"RotationalMotor": "rotational", "LinearMotor": "linear"}
+_DEFAULT_NAMES = {"RotationalMotor": "rotational motor", "LinearMotor": "linear motor",
+                  "PositionSensor": "position sensor", "Brake": "brake", "Robot": "robot"}
+
+#: Webots field -> config field, and how many numbers it takes (0: a string).
+_MOTOR_FIELDS: dict[str, tuple[str, int]] = {
+    "maxVelocity": ("max_velocity", 1), "maxTorque": ("max_torque", 1),
+    "maxForce": ("max_force", 1), "controlPID": ("control_pid", 3),
+    "minPosition": ("min_position", 1), "maxPosition": ("max_position", 1),
+    "multiplier": ("multiplier", 1), "acceleration": ("acceleration", 1),
+    "consumptionFactor": ("consumption_factor", 1),
+}
+_JOINT_FIELDS: dict[str, tuple[str, int]] = {
+    "position": ("position", 1), "springConstant": ("spring_constant", 1),
+    "dampingConstant": ("damping_constant", 1), "staticFriction": ("static_friction", 1),
+    "minStop": ("min_stop", 1), "maxStop": ("max_stop", 1),
+}
+_SENSOR_FIELDS: dict[str, tuple[str, int]] = {
+    "resolution": ("position_sensor.resolution", 1), "noise": ("position_sensor.noise", 1),
+}
+#: Webots fields of those nodes with no counterpart here (read and left alone).
+_IGNORED = frozenset({"name", "sound", "muscles"})
+
+
+# --------------------------------------------------------------------------- syntax
+
+
+@dataclass
+class Node:
+    """One node: its type, fields (name -> value) and where it starts."""
+
+    type: str
+    fields: dict[str, Any]
+    line: int
+    use: bool = False  #: a ``USE`` of a DEF'd node (a copy: not walked again)
+
+    def label(self, name: str | None = None) -> str:
+        named = f" {name!r}" if name else ""
+        return f"{self.type}{named} (line {self.line})"
+
+
+@dataclass(frozen=True)
+class IsRef:
+    """``field IS interfaceField`` inside a PROTO body."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Template:
+    """A value computed by template code (``%<= ... >%``): not evaluated."""
+
+    text: str
+
+
+@dataclass
+class Proto:
+    """A PROTO defined in the file: its interface defaults and body."""
+
+    name: str
+    defaults: dict[str, Any]
+    body: list[Any]
+
+
+_TOKEN = re.compile(r"""
+    (?P<space>[\s,]+) | (?P<comment>\#[^\n]*)
+  | (?P<template>%<.*?>%|%\{.*?\}%)
+  | (?P<string>"(?:\\.|[^"\\])*")
+  | (?P<punct>[{}\[\]])
+  | (?P<word>[^\s,{}\[\]"\#]+)
+""", re.S | re.X)
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_INTERFACE_KEYWORDS = {"field", "vrmlField", "hiddenField", "deprecatedField",
+                       "unconnectedField"}
+
+
+class _Parser:
+    def __init__(self, text: str, source: str) -> None:
+        self.source = source
+        self.tokens: list[tuple[str, str, int]] = []  # (kind, text, line)
+        line = 1
+        pos = 0
+        while pos < len(text):
+            match = _TOKEN.match(text, pos)
+            if match is None:
+                raise self.error(f"unexpected character {text[pos]!r}", line)
+            kind = match.lastgroup or ""
+            if kind not in ("space", "comment"):
+                self.tokens.append((kind, match.group(), line))
+            line += match.group().count("\n")
+            pos = match.end()
+        self.i = 0
+        self.defs: dict[str, Node] = {}
+        self.protos: dict[str, Proto] = {}
+        self.externs: set[str] = set()
+
+    def error(self, reason: str, line: int | None = None) -> ConfigError:
+        at = f" (line {line})" if line is not None else ""
+        return ConfigError(f"{self.source}: syntax error{at}: {reason}")
+
+    def peek(self) -> tuple[str, str, int] | None:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def take(self, expected: str | None = None, what: str = "more") -> tuple[str, str, int]:
+        """The next token; with ``expected``, it must be that text."""
+        token = self.peek()
+        if token is None:
+            raise self.error("unexpected end of file (expected "
+                             f"{repr(expected) if expected else what})")
+        if expected is not None and token[1] != expected:
+            raise self.error(f"expected {expected!r}, found {token[1]!r}", token[2])
+        self.i += 1
+        return token
+
+    # ---------------------------------------------------------------- file
+
+    def parse_file(self) -> list[Any]:
+        nodes: list[Any] = []
+        while self.peek() is not None:
+            kind, text, _ = self.peek()  # type: ignore[misc]
+            if kind == "template":
+                self.i += 1
+            elif text in ("EXTERNPROTO", "IMPORTABLE"):
+                self.take()
+                if text == "IMPORTABLE":
+                    self.take("EXTERNPROTO")
+                url = self.take()[1].strip('"')
+                self.externs.add(Path(url.split("/")[-1]).stem)
+            elif text == "PROTO":
+                self.parse_proto()
+            else:
+                nodes.append(self.parse_value_node())
+        return nodes
+
+    def parse_proto(self) -> None:
+        self.take("PROTO")
+        name = self.take()[1]
+        self.take("[")
+        defaults: dict[str, Any] = {}
+        while self.peek() is not None and self.peek()[1] != "]":  # type: ignore[index]
+            kind, text, line = self.take()
+            if kind == "template":
+                continue
+            if text not in _INTERFACE_KEYWORDS:
+                raise self.error(f"PROTO {name}: expected a field declaration, found "
+                                 f"{text!r}", line)
+            self.take()  # the type, e.g. SFFloat
+            if self.peek() is not None and self.peek()[1] == "{":  # type: ignore[index]
+                self.skip_block("{", "}")  # allowed values, e.g. SFString{"a", "b"}
+            field_name = self.take()[1]
+            defaults[field_name] = self.parse_value()
+        self.take("]")
+        self.take("{")
+        body: list[Any] = []
+        while self.peek() is not None and self.peek()[1] != "}":  # type: ignore[index]
+            if self.peek()[0] == "template":  # type: ignore[index]
+                self.i += 1
+                continue
+            body.append(self.parse_value_node())
+        self.take("}")
+        self.protos[name] = Proto(name, defaults, body)
+
+    def skip_block(self, opening: str, closing: str) -> None:
+        depth = 0
+        while True:
+            text = self.take()[1]
+            depth += (text == opening) - (text == closing)
+            if depth == 0:
+                return
+
+    # ---------------------------------------------------------------- nodes
+
+    def parse_value_node(self) -> Node:
+        value = self.parse_value()
+        if not isinstance(value, Node):
+            token = self.tokens[self.i - 1]
+            raise self.error(f"expected a node, found {token[1]!r}", token[2])
+        return value
+
+    def parse_node(self, type_name: str, line: int) -> Node:
+        self.take("{")
+        fields: dict[str, Any] = {}
+        while True:
+            token = self.peek()
+            if token is None:
+                raise self.error(f"{type_name} (line {line}): unexpected end of file "
+                                 "(expected a field or '}')")
+            kind, text, field_line = token
+            if text == "}":
+                self.i += 1
+                return Node(type_name, fields, line)
+            self.i += 1
+            if kind == "template":
+                continue
+            if kind != "word":
+                raise self.error(f"{type_name}: expected a field name, found {text!r}",
+                                 field_line)
+            if text == "hidden":  # Webots' saved state (hidden position_0_0 ...)
+                self.take()
+                self.parse_value()
+                continue
+            fields[text] = self.parse_value()
+
+    def parse_value(self) -> Any:
+        kind, text, line = self.take(what="a value")
+        if kind == "template":
+            return Template(text)
+        if kind == "string":
+            return _unquote(text)
+        if text == "[":
+            items: list[Any] = []
+            while self.peek() is not None and self.peek()[1] != "]":  # type: ignore[index]
+                if self.peek()[0] == "template":  # type: ignore[index]
+                    self.i += 1
+                    continue
+                items.append(self.parse_value())
+            self.take("]")
+            return items
+        if text in ("TRUE", "FALSE"):
+            return text == "TRUE"
+        if text == "NULL":
+            return None
+        if text == "IS":
+            return IsRef(self.take()[1])
+        if text == "DEF":
+            name = self.take()[1]
+            node = self.parse_value_node()
+            self.defs[name] = node
+            return node
+        if text == "USE":
+            name = self.take()[1]
+            if name not in self.defs:
+                raise self.error(f"USE {name}: no DEF {name} before it", line)
+            original = self.defs[name]
+            return Node(original.type, original.fields, line, use=True)
+        if _NUMBER.match(text):
+            numbers = [float(text)]
+            while self.peek() is not None and self.peek()[0] == "word" \
+                    and _NUMBER.match(self.peek()[1]):  # type: ignore[index]
+                numbers.append(float(self.take()[1]))
+            return numbers[0] if len(numbers) == 1 else tuple(numbers)
+        if kind == "word" and self.peek() is not None and self.peek()[1] == "{":  # type: ignore[index]
+            return self.parse_node(text, line)
+        raise self.error(f"unexpected {text!r}", line)
+
+
+def _unquote(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text[1:-1])
+
+
+# --------------------------------------------------------------------------- import
+
+
+@dataclass
+class World:
+    """What a Webots file gives a controller run: the config and the robot's name."""
+
+    config: SimulationConfig
+    robot_name: str = "robot"
+    path: str = ""
+    #: instances of PROTOs not defined in the file (type (line)), not expanded
+    unexpanded: list[str] = field(default_factory=list)
+
+
+class _Importer:
+    def __init__(self, parser: _Parser, source: str) -> None:
+        self.parser = parser
+        self.source = source
+        self.motors: list[dict[str, Any]] = []
+        self.basic_time_step: int | None = None
+        self.robots: list[tuple[str, Any, int]] = []  # (name, battery, motors before)
+        self.unexpanded: list[str] = []
+
+    def error(self, node: Node, name: str | None, field_name: str, value: Any,
+              reason: str) -> ConfigError:
+        return ConfigError(f"{self.source}: {node.label(name)}: field {field_name!r} = "
+                           f"{_show(value)}: {reason}")
+
+    def resolve(self, value: Any, env: dict[str, Any]) -> Any:
+        while isinstance(value, IsRef):
+            if value.name not in env:
+                raise ConfigError(f"{self.source}: IS {value.name}: no such PROTO field")
+            value = env[value.name]
+        return value
+
+    def field(self, node: Node, key: str, env: dict[str, Any], default: Any = None) -> Any:
+        return self.resolve(node.fields.get(key, default), env)
+
+    # ---------------------------------------------------------------- walk
+
+    def walk(self, value: Any, env: dict[str, Any]) -> None:
+        value = self.resolve(value, env)
+        if isinstance(value, list):
+            for item in value:
+                self.walk(item, env)
+        elif isinstance(value, Node) and not value.use:
+            self.visit(value, env)
+
+    def visit(self, node: Node, env: dict[str, Any]) -> None:
+        proto = self.parser.protos.get(node.type)
+        if proto is not None:  # expand: the instance's values, else the defaults
+            inner = {**proto.defaults,
+                     **{k: self.resolve(v, env) for k, v in node.fields.items()}}
+            for item in proto.body:
+                self.walk(item, inner)
+            return
+        if node.type not in BASE_NODES:
+            self.unexpanded.append(f"{node.type} (line {node.line})")
+        if node.type == "WorldInfo":
+            self.world_info(node, env)
+        elif node.type == "Robot":
+            name = self.field(node, "name", env, _DEFAULT_NAMES["Robot"])
+            self.robots.append((name, self.field(node, "battery", env, []),
+                                len(self.motors)))
+        elif node.type in _JOINTS:
+            self.joint(node, env)
+        for key, value in node.fields.items():
+            if node.type in _JOINTS and re.fullmatch(r"device\d?", key):
+                continue  # read by joint()
+            self.walk(value, env)
+
+    def world_info(self, node: Node, env: dict[str, Any]) -> None:
+        value = self.field(node, "basicTimeStep", env, float(WEBOTS_BASIC_TIME_STEP))
+        if isinstance(value, Template):
+            raise self.error(node, None, "basicTimeStep", value, "computed by a template, "
+                             "which servo_sim does not evaluate")
+        if not isinstance(value, float) or value < 1 or value != int(value):
+            raise self.error(node, None, "basicTimeStep", value, "must be a whole number of "
+                             "ms >= 1 (servo_sim steps in whole milliseconds)")
+        self.basic_time_step = int(value)
+
+    def joint(self, node: Node, env: dict[str, Any]) -> None:
+        for suffix in ("", "2", "3"):
+            devices = self.field(node, "device" + suffix, env, [])
+            devices = [devices] if isinstance(devices, Node) else devices
+            devices = [self.resolve(d, env) for d in devices]
+            motors = [d for d in devices if isinstance(d, Node) and d.type in _MOTORS]
+            if not motors:
+                for d in devices:  # a brake or sensor alone: nothing to drive
+                    self.walk(d, env)
+                continue
+            if len(motors) > 1:
+                raise ConfigError(f"{self.source}: {node.label()}: field 'device{suffix}' "
+                                  "holds more than one motor")
+            motor = self.motor(motors[0], env)
+            params = self.field(node, "jointParameters" + suffix, env)
+            if isinstance(params, Node):
+                self.copy(params, env, _JOINT_FIELDS, motor)
+            for d in devices:
+                if not isinstance(d, Node):
+                    continue
+                if d.type == "PositionSensor":
+                    motor["position_sensor_name"] = self.name(d, env)
+                    self.copy(d, env, _SENSOR_FIELDS, motor)
+                elif d.type == "Brake":
+                    motor["brake_name"] = self.name(d, env)
+                elif d.type not in BASE_NODES and d.type not in self.parser.protos:
+                    self.unexpanded.append(f"{d.type} (line {d.line})")
+            self.motors.append(motor)
+
+    def name(self, node: Node, env: dict[str, Any]) -> str:
+        value = self.field(node, "name", env, _DEFAULT_NAMES[node.type])
+        if not isinstance(value, str) or not value:
+            raise self.error(node, None, "name", value, "must be a non-empty string")
+        return value
+
+    def motor(self, node: Node, env: dict[str, Any]) -> dict[str, Any]:
+        name = self.name(node, env)
+        motor: dict[str, Any] = {"name": name, "type": _MOTORS[node.type]}
+        known = {k: v for k, v in _MOTOR_FIELDS.items()
+                 if k != ("maxForce" if node.type == "RotationalMotor" else "maxTorque")}
+        for key in node.fields:
+            if key not in known and key not in _IGNORED:
+                raise self.error(node, name, key, self.field(node, key, env),
+                                 f"not a field of {node.type}")
+        self.copy(node, env, known, motor, name)
+        return motor
+
+    def copy(self, node: Node, env: dict[str, Any], table: dict[str, tuple[str, int]],
+             motor: dict[str, Any], name: str | None = None) -> None:
+        """The fields of ``table`` present in ``node``, checked, into ``motor``."""
+        label = name if name is not None else node.fields.get("name")
+        label = label if isinstance(label, str) else None
+        for key, (target, count) in table.items():
+            if key not in node.fields:
+                continue
+            value = self.field(node, key, env)
+            if isinstance(value, Template):
+                raise self.error(node, label, key, value, "computed by a template, which "
+                                 "servo_sim does not evaluate")
+            numbers = value if isinstance(value, tuple) else (value,)
+            if len(numbers) != count or not all(isinstance(v, float) for v in numbers):
+                raise self.error(node, label, key, value,
+                                 "must be a number" if count == 1 else
+                                 f"must be {count} numbers")
+            parsed = list(numbers) if count > 1 else numbers[0]
+            try:
+                parsed = parse_field(target, parsed)
+            except ValueError as exc:
+                raise self.error(node, label, key, value, str(exc)) from None
+            group, _, leaf = target.rpartition(".")
+            (motor.setdefault(group, {}) if group else motor)[leaf] = \
+                list(parsed) if isinstance(parsed, tuple) else parsed
+
+    # ---------------------------------------------------------------- result
+
+    def world(self, path: Path, nodes: list[Any]) -> World:
+        for node in nodes:
+            self.walk(node, {})
+        if path.suffix == ".proto":  # the file's own PROTO, with its defaults
+            for proto in self.parser.protos.values():
+                for item in proto.body:
+                    self.walk(item, dict(proto.defaults))
+        if not self.motors:
+            raise ConfigError(f"{self.source}: no RotationalMotor or LinearMotor in a joint's "
+                              "device list" + (f" (PROTO instances not expanded: "
+                                               f"{', '.join(self.unexpanded)})"
+                                               if self.unexpanded else ""))
+        robots = [r for i, r in enumerate(self.robots)
+                  if (self.robots[i + 1][2] if i + 1 < len(self.robots)
+                      else len(self.motors)) > r[2]]
+        if len(robots) > 1:
+            raise ConfigError(f"{self.source}: several robots have motors ("
+                              + ", ".join(repr(r[0]) for r in robots)
+                              + "); a controller runs one robot: keep one in the file")
+        raw: dict[str, Any] = {"motors": self.motors,
+                               "basic_time_step_ms": self.basic_time_step
+                               or WEBOTS_BASIC_TIME_STEP}
+        robot_name = robots[0][0] if robots else "robot"
+        battery = robots[0][1] if robots else []
+        if battery != []:
+            raw["battery"] = self.battery(battery)
+        if self.unexpanded:
+            log.warning("%s: PROTO instances not defined in the file cannot be expanded; "
+                        "motors inside them are not imported: %s", self.source,
+                        ", ".join(dict.fromkeys(self.unexpanded)))
+        config = parse_config(raw, self.source)
+        return World(config, robot_name if isinstance(robot_name, str) else "robot",
+                     str(path), list(dict.fromkeys(self.unexpanded)))
+
+    def battery(self, value: Any) -> list[float]:
+        values = tuple(_numbers(value))
+        if not all(isinstance(v, float) and math.isfinite(v) for v in values) \
+                or not 2 <= len(values) <= 3:
+            raise ConfigError(f"{self.source}: Robot: field 'battery' = {_show(value)}: must "
+                              "be [energy, capacity, recharge] in J, J, W")
+        return list(values)
+
+
+def _numbers(value: Any) -> list[Any]:
+    """The scalars of a value, lists and number groups flattened (an MFFloat)."""
+    if isinstance(value, (list, tuple)):
+        return [v for item in value for v in _numbers(item)]
+    return [value]
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, Template):
+        return value.text
+    if isinstance(value, tuple):
+        return " ".join(f"{v:g}" if isinstance(v, float) else repr(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, Node):
+        return f"{value.type} {{...}}"
+    return repr(value)
+
+
+def load_world(path: str | Path) -> World:
+    """Read a ``.wbt`` or ``.proto`` file into a :class:`World` (ConfigError if bad)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") \
+            from None
+    parser = _Parser(text, str(path))
+    nodes = parser.parse_file()
+    return _Importer(parser, str(path)).world(path, nodes)
+
+
+def is_webots_file(path: str | Path) -> bool:
+    """True for the files :func:`load_world` reads (by suffix)."""
+    return Path(path).suffix.lower() in SUFFIXES
