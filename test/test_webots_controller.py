@@ -1,0 +1,544 @@
+"""Webots controllers run unchanged through ``servo-sim controller`` (subprocesses).
+
+Each controller here is written as for Webots; what it does is then done again through
+the model's Python API (``Simulation``), and the two trajectories must be equal to the
+last bit: the ``--csv`` record, and the sensor values the controller printed (as
+``repr``). The expected rows are built here from the ``Simulation``'s state, not with
+the command's CSV code.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from servo_sim.hardware import dxl_emulator as emu
+from servo_sim.model import Simulation
+
+DT = 8  # ms
+
+ARM = {"name": "arm", "max_torque": 5.0, "max_velocity": 4.0, "inertia": 0.02,
+       "damping_constant": 0.1, "min_position": -2.0, "max_position": 2.0}
+SLIDE = {"name": "slide", "type": "linear", "max_force": 30.0, "max_velocity": 0.5,
+         "load": {"gravity_mass": 0.5}, "brake_name": "slide brake",
+         "position_sensor_name": "slide encoder"}
+CONFIG = {"basic_time_step_ms": DT, "motors": [ARM, SLIDE]}
+
+
+def controller(tmp_path: Path, source: str, config: dict | None = None, *args: str,
+               module: str = "servo_sim.cli", timeout: float = 120
+               ) -> subprocess.CompletedProcess:
+    """Run ``source`` as a controller script on ``config`` (a YAML file)."""
+    script = tmp_path / "my_controller.py"
+    script.write_text(textwrap.dedent(source))
+    cfg = tmp_path / "robot.yaml"
+    cfg.write_text(yaml.safe_dump(config or CONFIG))
+    head = ["controller"] if module == "servo_sim.cli" else []
+    return subprocess.run([sys.executable, "-m", module, *head, str(script), str(cfg),
+                           *args], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=timeout)
+
+
+def read_csv(path: Path) -> tuple[list[str], list[list[float]]]:
+    with path.open() as f:
+        rows = list(csv.reader(f))
+    return rows[0], [[float(v) for v in row] for row in rows[1:]]
+
+
+def expected(config: dict, steps: int, actions: dict[int, Callable[[Simulation], None]]
+             ) -> tuple[list[str], list[list[float]], Simulation]:
+    """The same run through the Python API: ``actions[k]`` after step k (0: before any)."""
+    sim = Simulation.from_config(config)
+    header = ["time"] + [f"{m.name}.{q}" for m in sim
+                         for q in ("position", "velocity", "motor_force", "energy")]
+
+    def row() -> list[float]:
+        return [sim.time] + [v for m in sim for v in
+                             (m.position, m.velocity, m.motor_force, m.energy)]
+
+    rows = [row()]
+    if 0 in actions:
+        actions[0](sim)
+    for k in range(1, steps + 1):
+        sim.step()
+        rows.append(row())
+        if k in actions:
+            actions[k](sim)
+    return header, rows, sim
+
+
+def plain(value):
+    """NaN as None (NaN != NaN), recursively: for comparing readings."""
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def printed(stdout: str) -> list:
+    """What the controller printed with json.dumps (floats exact), NaN as None."""
+    return [plain(json.loads(line)) for line in stdout.splitlines() if line.startswith("[")]
+
+
+# --------------------------------------------------------------------------- trajectories
+
+
+def test_a_robot_subclass_in_position_control_matches_the_api_bit_for_bit(tmp_path):
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot
+
+        class Arm(Robot):
+            def __init__(self):
+                super().__init__()
+                self.ts = int(self.getBasicTimeStep())
+                self.arm = self.getDevice("arm")
+                self.sensor = self.arm.getPositionSensor()
+                self.sensor.enable(2 * self.ts)
+                self.arm.enableTorqueFeedback(self.ts)
+
+            def run(self):
+                self.arm.setPosition(1.2)
+                self.arm.setVelocity(3.0)
+                k = 0
+                while self.step(self.ts) != -1:
+                    k += 1
+                    print(json.dumps([k, self.sensor.getValue(),
+                                      self.arm.getTorqueFeedback()]))
+                    if k == 40:
+                        self.arm.setControlPID(20, 1, 0.5)
+                        self.arm.target_position = -0.5   # the property form
+                        self.arm.setAcceleration(30)
+
+        Arm().run()
+    """, None, "--duration", "1.0", "--csv", "out.csv")
+    assert r.returncode == 0, r.stderr
+    steps = 125  # 1 s of 8-ms steps
+
+    def start(sim):
+        a = sim.motor("arm")
+        a.enable_position(16), a.enable_torque_feedback(8)
+        a.set_position(1.2), a.set_velocity(3.0)
+
+    def change(sim):
+        a = sim.motor("arm")
+        a.set_control_pid(20, 1, 0.5), a.set_position(-0.5), a.set_acceleration(30)
+
+    header, rows, _ = expected(CONFIG, steps, {0: start, 40: change})
+    assert read_csv(tmp_path / "out.csv") == (header, rows)
+    # the sensor values the controller read after each step, as the API reads them
+    sim = Simulation.from_config(CONFIG)
+    start(sim)
+    values = []
+    for k in range(1, steps):  # the step reaching 1.0 s returns -1: no reading after it
+        sim.step()
+        a = sim.motor("arm")
+        values.append([k, a.get_position(), a.get_torque_feedback()])
+        if k == 40:
+            change(sim)
+    got = printed(r.stdout)
+    assert [v[0] for v in got] == [v[0] for v in values]
+    assert got[0][1] is None  # period 16 ms: not sampled after the first step
+    assert got == plain(values)
+
+
+def test_a_plain_script_in_velocity_control_with_inf(tmp_path):
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot, Motor
+        robot = Robot()
+        slide = robot.getDevice("slide")
+        assert isinstance(slide, Motor) and slide.getType() == Motor.LINEAR
+        slide.setPosition(float("inf"))
+        slide.setVelocity(0.3)
+        for _ in range(50):
+            robot.step(32)                 # 4 basic steps each
+        slide.setVelocity(-0.2)
+        while robot.step(32) != -1:
+            pass
+    """, None, "--duration", "2.0", "--csv", "out.csv")
+    assert r.returncode == 0, r.stderr
+
+    def start(sim):
+        sim.motor("slide").set_position(math.inf), sim.motor("slide").set_velocity(0.3)
+
+    # 50 steps of 32 ms are 200 basic steps; 2 s are 250
+    header, rows, _ = expected(CONFIG, 250, {
+        0: start, 200: lambda s: s.motor("slide").set_velocity(-0.2)})
+    assert read_csv(tmp_path / "out.csv") == (header, rows)
+    assert rows[200][5] > rows[-1][5] > 0  # up at 0.3 m/s, then down at 0.2 m/s
+
+
+def test_torque_control_and_the_deprecated_getters(tmp_path):
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot
+        robot = Robot()
+        arm = robot.getMotor("arm")               # deprecated, still found
+        sensor = robot.getPositionSensor("arm sensor")
+        sensor.enable(8)
+        arm.setTorque(0.4)
+        while robot.step() != -1:
+            if robot.getTime() >= 0.2 and arm.getAvailableTorque() == 5.0:
+                arm.torque = 0.1                    # the property form
+                arm.setAvailableTorque(2.0)
+    """, None, "--duration", "0.5", "--csv", "out.csv")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("DEPRECATION: Robot.getMotor is deprecated") == 1
+    assert "DEPRECATION: Robot.getPositionSensor is deprecated" in r.stderr
+
+    def later(sim):
+        sim.motor("arm").set_torque(0.1), sim.motor("arm").set_available_torque(2.0)
+
+    header, rows, _ = expected(CONFIG, 62, {0: lambda s: s.motor("arm").set_torque(0.4),
+                                            25: later})  # 25 * 8 ms = 0.2 s
+    assert read_csv(tmp_path / "out.csv") == (header, rows)
+
+
+def test_coupled_motors_by_their_webots_names(tmp_path):
+    config = {"basic_time_step_ms": 4, "motors": [
+        {"name": "finger::left", "type": "linear", "max_velocity": 0.1, "max_force": 20.0,
+         "max_position": 0.04},
+        {"name": "finger::right", "type": "linear", "max_velocity": 0.2, "max_force": 20.0,
+         "multiplier": -2.0, "min_position": -0.08}]}
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot
+        robot = Robot()
+        left = robot.getDevice("finger::left")
+        right = robot.getDevice("finger::right")
+        left.setPosition(0.03)                  # relayed to the right finger, times -2
+        print(json.dumps([left.getTargetPosition(), right.getTargetPosition()]))
+        robot.step(400)
+        right.setPosition(-0.02)
+        while robot.step(4) != -1:
+            pass
+    """, config, "--duration", "0.6", "--csv", "out.csv")
+    assert r.returncode == 0, r.stderr
+    assert printed(r.stdout) == [[0.03, 0.03]]  # the argument, relayed (the model's rule)
+    header, rows, _ = expected(config, 150, {
+        0: lambda s: s.motor("finger::left").set_position(0.03),
+        100: lambda s: s.motor("finger::right").set_position(-0.02)})
+    assert read_csv(tmp_path / "out.csv") == (header, rows)
+
+
+def test_a_brake_adds_its_damping_to_the_joint(tmp_path):
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot, Brake, Node
+        robot = Robot()
+        slide = robot.getDevice("slide")
+        brake = robot.getDevice("slide brake")
+        assert isinstance(brake, Brake) and brake is slide.getBrake()
+        assert brake.getNodeType() == Node.BRAKE and brake.getMotor() is slide
+        assert brake.getPositionSensor() is robot.getDevice("slide encoder")
+        slide.setAvailableForce(0)              # passive: it falls under its load
+        robot.step(80)
+        brake.setDampingConstant(40.0)
+        brake.setDampingConstant(float("nan"))  # refused, warned: still 40
+        while robot.step(8) != -1:
+            pass
+    """, None, "--duration", "0.3", "--csv", "out.csv")
+    assert r.returncode == 0, r.stderr
+    assert "Warning: brake 'slide brake' (motor 'slide'): damping constant nan rejected" \
+        in r.stderr
+    header, rows, _ = expected(CONFIG, 38, {
+        0: lambda s: s.motor("slide").set_available_force(0),
+        10: lambda s: s.set_parameter("slide", "damping_constant", 40.0)})
+    assert read_csv(tmp_path / "out.csv") == (header, rows)
+    falls = [row[5] for row in rows]
+    assert falls[10] - falls[11] > 10 * (falls[-2] - falls[-1]) > 0  # braked
+
+
+def test_the_battery_drains_with_the_motors_energy_and_ends_the_run(tmp_path):
+    config = {**CONFIG, "battery": [2.0, 3.0]}
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot
+        robot = Robot()
+        print(json.dumps([robot.batterySensorGetValue()]))
+        robot.batterySensorEnable(16)
+        robot.getDevice("arm").setPosition(1.5)
+        while robot.step(8) != -1:
+            print(json.dumps([robot.getTime(), robot.batterySensorGetValue()]))
+        print("ended at", robot.getTime())
+    """, config, "--csv", "out.csv")
+    assert r.returncode == 0, r.stderr
+    assert "wb_robot_battery_sensor_get_value() called for a disabled device" in r.stderr
+    got = printed(r.stdout)
+    assert got[0] == [None]
+    sim = Simulation.from_config(config)
+    sim.motor("arm").set_position(1.5)
+    values, level = [], math.nan
+    while True:
+        sim.step()
+        left = max(0.0, 2.0 - (sim.motor("arm").energy + sim.motor("slide").energy))
+        if sim.time_ms % 16 == 0:
+            level = left
+        if left <= 0:
+            break
+        values.append([sim.time, level])
+    assert got[1:] == plain(values)  # the sensor refreshes every 16 ms
+    assert r.stdout.splitlines()[-1] == f"ended at {sim.time}"  # empty: step() returned -1
+    assert len(read_csv(tmp_path / "out.csv")[1]) == sim.time_ms // DT + 1
+
+
+# --------------------------------------------------------------------------- Webots rules
+
+
+def test_bad_values_warn_on_stderr_and_change_nothing(tmp_path):
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot
+        robot = Robot()
+        arm = robot.getDevice("arm")
+        arm.setPosition(0.5)
+        arm.setPosition(float("nan"))
+        arm.setVelocity(99)                     # clipped to max_velocity, warned
+        arm.setAvailableTorque(-1)
+        arm.setControlPID(0, 0, 0)
+        arm.setVelocity(float("inf"))
+        print(json.dumps([arm.getTargetPosition(), arm.getVelocity(), arm.getAvailableTorque(),
+                    arm.getAcceleration()]))
+        print(json.dumps([robot.getDevice("elbow")]))
+        robot.step(8)
+    """, None, "--duration", "0.1")
+    assert r.returncode == 0, r.stderr
+    assert printed(r.stdout) == [[0.5, 4.0, 5.0, -1.0], [None]]
+    for message in ("motor 'arm': position = nan rejected: NaN",
+                    "motor 'arm': velocity 99 exceeds max_velocity [-4, 4]; clipped to 4",
+                    "motor 'arm': available_torque = -1.0 rejected: must be >= 0",
+                    "motor 'arm': p = 0.0 rejected: must be > 0",
+                    "motor 'arm': velocity = inf rejected: must be finite",
+                    'Device "elbow" was not found on robot "robot"'):
+        assert message in r.stderr
+
+
+def test_devices_are_listed_and_linked_as_webots_does(tmp_path):
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot, Motor, PositionSensor, Node, AnsiCodes
+        robot = Robot()
+        names = [robot.getDeviceByIndex(i).getName() for i in range(robot.getNumberOfDevices())]
+        enc = robot.getDevice("slide encoder")
+        arm_sensor = PositionSensor("arm sensor")      # by name: enabled at the time step
+        print(json.dumps([names, robot.getName(), robot.getBasicTimeStep(), robot.getTime(),
+                    enc.getType() == PositionSensor.LINEAR, enc.getMotor().getName(),
+                    enc.getBrake().getName(), arm_sensor.getSamplingPeriod(),
+                    robot.getDevice("arm").getNodeType() == Node.ROTATIONAL_MOTOR,
+                    AnsiCodes.RED_FOREGROUND, Motor("slide").getMaxForce(),
+                    robot.getDevice("arm").getBrake()]))
+    """, None)
+    assert r.returncode == 0, r.stderr
+    assert printed(r.stdout) == [[["arm", "arm sensor", "slide", "slide encoder",
+                                   "slide brake"], "robot", 8.0, 0.0, True, "slide",
+                                  "slide brake", 8, True, "\x1b[31m", 30.0, None]]
+
+
+def test_a_controller_that_ignores_minus_one_is_ended(tmp_path):
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot
+        robot = Robot()
+        robot.getDevice("arm").setPosition(1.0)
+        results = []
+        try:
+            while True:
+                results.append(robot.step(16))
+        finally:
+            print(json.dumps([len(results), results[-1], results.count(-1)]))
+    """, None, "--duration", "0.4", "--csv", "out.csv")
+    assert r.returncode == 0, r.stderr
+    assert printed(r.stdout) == [[25, -1, 1]]  # 400 ms in 16-ms steps; one -1, then ended
+    assert "stepped again after step() returned -1 (--duration reached at t = 0.4 s): it " \
+        "is ended, as Webots ends it" in r.stderr
+    assert len(read_csv(tmp_path / "out.csv")[1]) == 51  # t = 0 .. 0.4 s
+
+
+def test_a_controller_that_raises_gives_its_traceback_and_status_1(tmp_path):
+    r = controller(tmp_path, """
+        from controller import Robot
+        robot = Robot()
+        robot.step(8)
+
+        def plan(k):
+            return 1 / k
+
+        plan(0)
+    """, None, "--duration", "1")
+    assert r.returncode == 1
+    assert r.stderr.startswith("Traceback (most recent call last):\n")
+    assert 'my_controller.py", line 9, in <module>' in r.stderr
+    assert 'my_controller.py", line 7, in plan' in r.stderr
+    assert r.stderr.rstrip().endswith("ZeroDivisionError: division by zero")
+    assert "runpy" not in r.stderr and "servo_sim" not in r.stderr
+
+
+def test_sys_exit_status_argv_and_the_working_directory(tmp_path):
+    r = controller(tmp_path, """
+        import json
+        import os, sys
+        from controller import Robot
+        robot = Robot()
+        here = os.path.dirname(os.path.abspath(__file__))
+        print(json.dumps([sys.argv[1:], os.getcwd() == here]))
+        sys.exit(3)
+    """, None, "--", "--speed", "2")
+    assert r.returncode == 3, r.stderr
+    assert printed(r.stdout) == [[["--speed", "2"], True]]
+
+
+def test_python_dash_m_form(tmp_path):
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot
+        robot = Robot()
+        while robot.step(8) != -1:
+            pass
+        print(json.dumps([robot.getTime()]))
+    """, None, "--duration", "0.2", module="servo_sim.webots")
+    assert r.returncode == 0, r.stderr
+    assert printed(r.stdout) == [[0.2]]
+
+
+def test_controller_is_importable_only_during_the_run(tmp_path):
+    script = tmp_path / "c.py"
+    script.write_text("import controller\nfrom controller.motor import Motor\n"
+                      "assert controller.Motor is Motor\n")
+    from servo_sim.model import parse_config
+    from servo_sim.webots.runner import run_controller
+    from servo_sim.webots.session import Session
+
+    assert "controller" not in sys.modules
+    status = run_controller(script, Session(parse_config(CONFIG)))
+    assert status == 0
+    assert "controller" not in sys.modules and "controller.motor" not in sys.modules
+    with pytest.raises(ImportError):
+        import controller  # noqa: F401
+
+
+@pytest.mark.parametrize("args, message", [
+    (["missing.py"], "missing.py: no such controller script"),
+    (["{script}", "--real-time-factor", "-1"], "--real-time-factor must be >= 0"),
+    (["{script}", "--duration", "0"], "--duration must be > 0"),
+])
+def test_usage_errors_exit_2_with_one_line(tmp_path, args, message):
+    script = tmp_path / "c.py"
+    script.write_text("")
+    r = subprocess.run([sys.executable, "-m", "servo_sim.cli", "controller",
+                        *(a.format(script=script) for a in args)],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert r.returncode == 2
+    assert message in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_a_config_with_duplicate_device_names_is_refused(tmp_path):
+    config = {"motors": [{"name": "a", "brake_name": "b"}, {"name": "b"}]}
+    r = controller(tmp_path, "", config)
+    assert r.returncode == 2
+    assert "motor 'b': duplicate" not in r.stderr
+    assert "motor 'a': field 'brake_name' = 'b': device name already used by motor 'b'" \
+        in r.stderr
+
+
+# --------------------------------------------------------------------------- in-process
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from([0, 8, 16, 24, 40]), min_size=1, max_size=12))
+def test_step_durations_run_whole_basic_steps(durations):
+    """Property: step(d) advances ceil(d / dt) basic steps and returns 0 while the run
+    lasts; the step that reaches --duration returns -1."""
+    from servo_sim.model import parse_config
+    from servo_sim.webots import api
+    from servo_sim.webots.session import Session
+
+    session = Session(parse_config(CONFIG), duration=0.2)
+    api.activate(session)
+    try:
+        robot = api.Robot()
+        done = 0
+        for d in durations:
+            result = robot.step(d)
+            done = min(done + math.ceil(d / DT), 25)
+            assert session.time_ms == done * DT
+            assert result == (-1 if done == 25 else 0)
+            if result == -1:
+                break
+    finally:
+        api.activate(None)
+        session.close()
+
+
+# --------------------------------------------------------------------------- dynamixel
+
+
+@pytest.fixture
+def bus():
+    with emu.EmulatorProcess([1, 2]) as process:
+        yield process
+
+
+def test_the_same_controller_drives_dynamixel_servos_in_real_time(tmp_path, bus):
+    config = {"basic_time_step_ms": 8, "motors": [
+        {"name": "pan", "max_torque": 3.0, "max_velocity": 4.8,
+         "position_sensor": {"sampling_period_ms": 8}},
+        {"name": "tilt", "max_torque": 3.0, "max_velocity": 4.8}],
+        "hardware": {"plugin": "dynamixel", "port": bus.port, "baud_rate": 4000000,
+                     "pan": {"id": 1, "torque_constant": 1.78},
+                     "tilt": {"id": 2, "torque_constant": 1.78}}}
+    r = controller(tmp_path, """
+        import json
+        import time
+        from controller import Robot
+        robot = Robot()
+        pan = robot.getDevice("pan")
+        sensor = pan.getPositionSensor()
+        sensor.enable(8)
+        pan.setPosition(1.0)
+        wall = time.monotonic()
+        while robot.step(8) != -1:
+            pass
+        print(json.dumps([robot.getTime(), time.monotonic() - wall, sensor.getValue()]))
+    """, config, "--duration", "1.0")
+    assert r.returncode == 0, r.stderr
+    [[t, wall, position]] = printed(r.stdout)
+    assert t == 1.0
+    assert wall >= 0.95  # step() waited for the wall clock (1 s of 8-ms steps)
+    assert position == pytest.approx(1.0, abs=0.02)  # the emulated servo got there
+    assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0  # torque off at exit
+    assert bus.get(2, emu.TORQUE_ENABLE, 1) == 0
+    goal = bus.get(1, emu.GOAL_POSITION, 4)
+    assert goal == 2048 + round(1.0 / (2 * math.pi) * 4096)  # 1 rad past the zero tick
+
+
+def test_real_hardware_refuses_another_pace(tmp_path, bus):
+    config = {"motors": [{"name": "pan"}], "hardware": {
+        "plugin": "dynamixel", "port": bus.port, "baud_rate": 4000000,
+        "pan": {"id": 1, "torque_constant": 1.78}}}
+    r = controller(tmp_path, "", config, "--real-time-factor", "0")
+    assert r.returncode == 2
+    assert "hardware 'dynamixel' is real: it runs in real time (--real-time-factor 1), " \
+        "not 0" in r.stderr
+
+
+def test_example_of_the_readme_runs():
+    r = subprocess.run([sys.executable, "-m", "servo_sim.cli", "controller",
+                        "examples/webots/arm_controller.py", "examples/webots/arm.wbt",
+                        "--duration", "2"], capture_output=True, text=True, cwd=REPO,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "arm robot: done at t = 2 s"
+    assert "motors inside them are not imported: TexturedBackground (line 19), " \
+        "RectangleArena (line 21)" in r.stderr
