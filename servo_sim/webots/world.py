@@ -60,6 +60,11 @@ BASE_NODES = frozenset("""
 """.split())
 
 _JOINTS = frozenset({"HingeJoint", "SliderJoint", "Hinge2Joint", "BallJoint"})
+#: Fields whose nodes cannot hold a device (looks, shapes, physics): not walked, and a
+#: PROTO there (an appearance...) is not worth a warning.
+_NO_DEVICES = frozenset({"appearance", "geometry", "boundingObject", "physics",
+                         "material", "texture", "textureTransform", "coord", "normal",
+                         "texCoord", "color"})
 _MOTORS = {"RotationalMotor": "rotational", "LinearMotor": "linear"}
 _DEFAULT_NAMES = {"RotationalMotor": "rotational motor", "LinearMotor": "linear motor",
                   "PositionSensor": "position sensor", "Brake": "brake", "Robot": "robot"}
@@ -379,6 +384,8 @@ class _Importer:
         for key, value in node.fields.items():
             if node.type in _JOINTS and re.fullmatch(r"device\d?", key):
                 continue  # read by joint()
+            if key in _NO_DEVICES or key.endswith("Appearance"):
+                continue
             self.walk(value, env)
 
     def world_info(self, node: Node, env: dict[str, Any]) -> None:

@@ -1,0 +1,466 @@
+"""Webots world and PROTO files as servo_sim configs (servo_sim.webots.world)."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from servo_sim.model import ConfigError
+from servo_sim.webots.world import load_world
+
+WORLD = """\
+#VRML_SIM R2023b utf8
+# a world with every construct the importer reads
+EXTERNPROTO "webots://projects/objects/backgrounds/protos/TexturedBackground.proto"
+IMPORTABLE EXTERNPROTO "webots://projects/devices/robotis/protos/RobotisLds01.proto"
+EXTERNPROTO "webots://projects/appearances/protos/BrushedSteel.proto"
+
+PROTO Finger [
+  field SFString name  "finger"   # the motor's name
+  field SFFloat  speed 0.1
+  field SFFloat  stop  0.04
+  field SFString{"box", "none"} shape "box"
+  field SFNode   appearance NULL
+]
+{
+  SliderJoint {
+    jointParameters JointParameters {
+      maxStop IS stop
+    }
+    device [
+      LinearMotor {
+        name IS name
+        maxVelocity IS speed
+        maxForce 20
+        maxPosition IS stop
+      }
+    ]
+    endPoint Solid {
+      children [
+        Shape {
+          appearance IS appearance
+          geometry Box { size 0.01, 0.01, 0.05 }
+        }
+      ]
+    }
+  }
+}
+
+WorldInfo {
+  info [
+    "a test world, # not a comment"
+  ]
+  basicTimeStep 4
+}
+TexturedBackground {
+}
+DEF ROBOT Robot {
+  name "test bot"
+  battery [
+    80, 100, 5
+  ]
+  children [
+    DEF BODY Pose {
+      children [
+        Shape {
+          appearance BrushedSteel {
+          }
+          geometry Box {
+            size 0.1 0.1 0.1
+          }
+        }
+      ]
+    }
+    HingeJoint {
+      jointParameters HingeJointParameters {
+        axis 0 0 1
+        position 0.25
+        springConstant 2
+        dampingConstant 0.5
+        staticFriction 0.1
+        minStop -1
+        maxStop 1
+      }
+      device [
+        Brake {
+          name "wrist brake"
+        }
+        RotationalMotor {
+          name "wrist"
+          maxVelocity 3.5
+          maxTorque 7
+          controlPID 15 0.5 0.1
+          minPosition -0.9
+          maxPosition 0.9
+          multiplier 1
+          acceleration 20
+          consumptionFactor 2
+          sound "webots://projects/default/worlds/sounds/rotational_motor.wav"
+        }
+        PositionSensor {
+          name "wrist encoder"
+          resolution 0.001
+          noise 0.0005
+        }
+      ]
+      endPoint Solid {
+        translation 0 0 0.2
+        children [
+          USE BODY
+          Hinge2Joint {
+            jointParameters HingeJointParameters {
+              axis 1 0 0
+            }
+            jointParameters2 JointParameters {
+              axis 0 1 0
+              position -0.1
+            }
+            device [
+              RotationalMotor {
+                name "pan"
+              }
+            ]
+            device2 [
+              RotationalMotor {
+                name "tilt"
+                maxTorque 2
+              }
+              PositionSensor {
+                name "tilt sensor"
+              }
+            ]
+            endPoint Solid {
+              children [
+                Finger {
+                  name "grip::a"
+                }
+                Finger {
+                  name "grip::b"
+                  appearance BrushedSteel {
+                  }
+                }
+                RobotisLds01 {
+                }
+              ]
+            }
+          }
+        ]
+        physics Physics {
+          density -1
+          mass 0.5
+        }
+      }
+    }
+    DEF SLIDER SliderJoint {
+      device [
+        LinearMotor {
+        }
+      ]
+    }
+  ]
+  controller "<extern>"
+  hidden position_0_0 0.25
+  hidden linearVelocity_0 0 0 0
+}
+"""
+
+
+def line_of(text: str, needle: str, nth: int = 1) -> int:
+    """1-based line of the ``nth`` line containing ``needle``."""
+    hits = [i for i, line in enumerate(text.splitlines(), 1) if needle in line]
+    return hits[nth - 1]
+
+
+def write(tmp_path: Path, text: str, name: str = "world.wbt") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_every_construct_of_a_world_file(tmp_path, caplog):
+    path = write(tmp_path, WORLD)
+    with caplog.at_level(logging.WARNING, logger="servo_sim"):
+        world = load_world(path)
+    cfg = world.config
+    assert world.robot_name == "test bot"
+    assert cfg.basic_time_step_ms == 4
+    assert (cfg.battery.energy, cfg.battery.capacity) == (80.0, 100.0)
+    assert [m.name for m in cfg.motors] == ["wrist", "pan", "tilt", "grip::a", "grip::b",
+                                           "linear motor"]
+    wrist = cfg.motors[0]
+    assert (wrist.type, wrist.max_velocity, wrist.max_force, wrist.control_pid) == \
+        ("rotational", 3.5, 7.0, (15.0, 0.5, 0.1))
+    assert (wrist.min_position, wrist.max_position, wrist.multiplier, wrist.acceleration,
+            wrist.consumption_factor) == (-0.9, 0.9, 1.0, 20.0, 2.0)
+    assert (wrist.position, wrist.spring_constant, wrist.damping_constant,
+            wrist.static_friction, wrist.min_stop, wrist.max_stop) == \
+        (0.25, 2.0, 0.5, 0.1, -1.0, 1.0)
+    assert (wrist.position_sensor_name, wrist.brake_name) == ("wrist encoder", "wrist brake")
+    assert (wrist.position_sensor.resolution, wrist.position_sensor.noise) == (0.001, 0.0005)
+    pan, tilt = cfg.motors[1:3]
+    assert (pan.position, pan.max_force, pan.position_sensor_device) == (0.0, 10.0,
+                                                                        "pan sensor")
+    assert (tilt.position, tilt.max_force, tilt.position_sensor_name) == (-0.1, 2.0,
+                                                                         "tilt sensor")
+    for finger in cfg.motors[3:5]:  # the PROTO, expanded with the defaults
+        assert (finger.type, finger.max_velocity, finger.max_force, finger.max_position,
+                finger.max_stop) == ("linear", 0.1, 20.0, 0.04, 0.04)
+    assert cfg.motors[3].coupling_base == "grip"
+    unnamed = cfg.motors[5]  # Webots' defaults
+    assert (unnamed.name, unnamed.type, unnamed.max_velocity, unnamed.max_force,
+            unnamed.control_pid, unnamed.acceleration) == \
+        ("linear motor", "linear", 10.0, 10.0, (10.0, 0.0, 0.0), -1.0)
+    # the PROTOs only referenced: one warning (appearances are not worth one)
+    listed = (f"TexturedBackground (line {line_of(WORLD, 'TexturedBackground {')}), "
+              f"RobotisLds01 (line {line_of(WORLD, 'RobotisLds01 {')})")
+    assert world.unexpanded == listed.split(", ")
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{path}: PROTO instances not defined in the file cannot be expanded; motors "
+        f"inside them are not imported: {listed}"]
+
+
+PROTO_FILE = """\
+#VRML_SIM R2023b utf8
+# template language: javascript
+EXTERNPROTO "webots://projects/appearances/protos/GlossyPaint.proto"
+
+PROTO PanTilt [
+  field SFVec3f    translation 0 0 0
+  field SFString   name        "pan tilt"
+  field SFFloat    panSpeed    2.5
+  field SFFloat    tiltLimit   0.8
+  field MFNode     extensions  []
+]
+{
+  %< const limit = fields.tiltLimit.value; >%
+  Robot {
+    translation IS translation
+    name IS name
+    children [
+      HingeJoint {
+        device [
+          RotationalMotor {
+            name "pan"
+            maxVelocity IS panSpeed
+          }
+        ]
+        endPoint Solid {
+          children [
+            HingeJoint {
+              jointParameters HingeJointParameters {
+                anchor %<= "0 0 " + limit >%
+              }
+              device [
+                RotationalMotor {
+                  name "tilt"
+                  minPosition -0.8
+                  maxPosition 0.8
+                }
+                PositionSensor {
+                  name "tilt encoder"
+                }
+              ]
+            }
+            Group {
+              children IS extensions
+            }
+          ]
+        }
+      }
+    ]
+  }
+}
+"""
+
+
+def test_a_proto_file_with_its_defaults(tmp_path):
+    world = load_world(write(tmp_path, PROTO_FILE, "PanTilt.proto"))
+    assert world.robot_name == "pan tilt"
+    assert world.config.basic_time_step_ms == 32  # no WorldInfo: Webots' default
+    pan, tilt = world.config.motors
+    assert (pan.name, pan.max_velocity, tilt.name, tilt.position_sensor_name,
+            tilt.min_position) == ("pan", 2.5, "tilt", "tilt encoder", -0.8)
+    assert world.unexpanded == []
+
+
+def test_a_template_value_in_a_field_read_is_an_error(tmp_path):
+    text = PROTO_FILE.replace('anchor %<= "0 0 " + limit >%', "dampingConstant %<= -limit >%")
+    with pytest.raises(ConfigError) as e:
+        load_world(write(tmp_path, text, "PanTilt.proto"))
+    line = line_of(text, "jointParameters HingeJointParameters")
+    assert str(e.value) == (f"{tmp_path / 'PanTilt.proto'}: HingeJointParameters (line "
+                            f"{line}): field 'dampingConstant' = %<= -limit >%: computed "
+                            "by a template, which servo_sim does not evaluate")
+
+
+BAD = """\
+WorldInfo {
+  basicTimeStep 16
+}
+Robot {
+  children [
+    HingeJoint {
+      jointParameters HingeJointParameters {
+        JOINT
+      }
+      device [
+        RotationalMotor {
+          name "arm"
+          MOTOR
+        }
+        PositionSensor {
+          name "SENSOR"
+        }
+      ]
+    }
+  ]
+}
+"""
+
+
+@pytest.mark.parametrize("replace, message", [
+    (("MOTOR", "maxVelocity -1"),
+     "RotationalMotor 'arm' (line 11): field 'maxVelocity' = -1: must be >= 0"),
+    (("MOTOR", "controlPID 0 1 1"),
+     "RotationalMotor 'arm' (line 11): field 'controlPID' = 0 1 1: needs P > 0, I >= 0 "
+     "and D >= 0"),
+    (("MOTOR", "controlPID 10 0"),
+     "RotationalMotor 'arm' (line 11): field 'controlPID' = 10 0: must be 3 numbers"),
+    (("MOTOR", 'maxTorque "strong"'),
+     "RotationalMotor 'arm' (line 11): field 'maxTorque' = 'strong': must be a number"),
+    (("MOTOR", "maxForce 5"),
+     "RotationalMotor 'arm' (line 11): field 'maxForce' = 5: not a field of "
+     "RotationalMotor"),
+    (("MOTOR", "multiplier 0"),
+     "RotationalMotor 'arm' (line 11): field 'multiplier' = 0: must be non-zero"),
+    (("MOTOR", "acceleration -2"),
+     "RotationalMotor 'arm' (line 11): field 'acceleration' = -2: must be -1 (unlimited) "
+     "or >= 0"),
+    (('name "arm"', 'name ""'),
+     "RotationalMotor (line 11): field 'name' = '': must be a non-empty string"),
+    (("JOINT", "dampingConstant -0.5"),
+     "HingeJointParameters (line 7): field 'dampingConstant' = -0.5: must be >= 0"),
+    (("basicTimeStep 16", "basicTimeStep 0.5"),
+     "WorldInfo (line 1): field 'basicTimeStep' = 0.5: must be a whole number of ms >= 1 "
+     "(servo_sim steps in whole milliseconds)"),
+    (("SENSOR", "arm"), "motor 'arm': field 'position_sensor_name' = 'arm': device name "
+                        "already used by motor 'arm'"),
+    (("JOINT", "minStop -1 maxStop 1 position 2"),
+     "motor 'arm': field 'position' = 2.0: must lie within the hard stops [-1.0, 1.0]"),
+    (("MOTOR", "minPosition 1 maxPosition 0.5"),
+     "motor 'arm': field 'min_position' = 1.0: must be <= max_position (0.5)"),
+    (("JOINT", "springConstant 1 2"),
+     "HingeJointParameters (line 7): field 'springConstant' = 1 2: must be a number"),
+])
+def test_bad_values_name_file_node_and_field(tmp_path, replace, message):
+    text = BAD.replace(*replace).replace("MOTOR", "").replace("JOINT", "")
+    path = write(tmp_path, text, "bad.wbt")
+    with pytest.raises(ConfigError) as e:
+        load_world(path)
+    assert str(e.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize("text, message", [
+    (BAD.replace("MOTOR", "").replace("JOINT", "")[:-3],
+     "syntax error: Robot (line 4): unexpected end of file (expected a field or '}')"),
+    ("Robot { children [ USE ARM ] }", "syntax error (line 1): USE ARM: no DEF ARM before it"),
+    ("Robot { children [ 1 2 ] }\n", "no RotationalMotor or LinearMotor in a joint's device "
+                                     "list"),
+    ("WorldInfo { } Robot { ] }", "syntax error (line 1): Robot: expected a field name, "
+                                  "found ']'"),
+    ("Robot { battery [ 1 ] children [ SliderJoint { device [ LinearMotor { } ] } ] }",
+     "Robot: field 'battery' = [1.0]: must be [energy, capacity, recharge] in J, J, W"),
+    ("Robot { name \"a\" children [ SliderJoint { device [ LinearMotor { name \"x\" } ] } ] }"
+     "\nRobot { name \"b\" children [ SliderJoint { device [ LinearMotor { name \"y\" } ] } ] }",
+     "several robots have motors ('a', 'b'); a controller runs one robot: keep one in the "
+     "file"),
+    ("HingeJoint { device [ RotationalMotor { name \"a\" } RotationalMotor { name \"b\" } ] }",
+     "HingeJoint (line 1): field 'device' holds more than one motor"),
+])
+def test_bad_files(tmp_path, text, message):
+    path = write(tmp_path, text, "bad.wbt")
+    with pytest.raises(ConfigError) as e:
+        load_world(path)
+    assert str(e.value) == f"{path}: {message}"
+
+
+def test_an_unreadable_file(tmp_path):
+    with pytest.raises(ConfigError, match=r"missing\.wbt: cannot read: No such file"):
+        load_world(tmp_path / "missing.wbt")
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(velocity=st.floats(0, 1e3), torque=st.floats(0, 1e3),
+       pid=st.tuples(st.floats(1e-6, 1e3), st.floats(0, 1e3), st.floats(0, 1e3)),
+       limits=st.tuples(st.floats(-10, 10), st.floats(-10, 10)).map(sorted),
+       multiplier=st.floats(0.01, 100) | st.floats(-100, -0.01),
+       damping=st.floats(0, 1e3), name=st.text(st.characters(
+           whitelist_categories=("L", "N"), whitelist_characters=" _-:#"), min_size=1,
+           max_size=12).filter(lambda n: "::" not in n and n[0].isalpha()))
+def test_imported_values_are_the_files_to_the_last_bit(tmp_path, velocity, torque, pid,
+                                                         limits, multiplier, damping, name):
+    """Property: any valid field values written by repr come back exactly."""
+    low, high = limits
+    text = textwrap.dedent(f"""\
+        Robot {{ children [ HingeJoint {{
+          jointParameters HingeJointParameters {{ dampingConstant {damping!r} }}
+          device [ RotationalMotor {{
+            name "{name}" maxVelocity {velocity!r} maxTorque {torque!r}
+            controlPID {pid[0]!r} {pid[1]!r} {pid[2]!r}
+            minPosition {low!r} maxPosition {high!r} multiplier {multiplier!r}
+          }} ]
+        }} ] }}
+    """)
+    if low < 0.0 < high or low == high:  # the initial position 0 within soft limits
+        m = load_world(write(tmp_path, text)).config.motors[0]
+        assert (m.name, m.max_velocity, m.max_force, m.control_pid, m.min_position,
+                m.max_position, m.multiplier, m.damping_constant) == \
+            (name, velocity, torque, pid, low, high, multiplier, damping)
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+def servo_sim(*args: object) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "servo_sim.cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+
+
+def test_check_prints_the_motors_found(tmp_path):
+    path = write(tmp_path, WORLD)
+    r = servo_sim("check", path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"{path}: OK, robot 'test bot', 6 motor(s), dynamic physics, dt = " \
+                       "4 ms, battery 80/100 J"
+    assert lines[1] == ("  wrist: rotational, max velocity 3.5, max force 7, PID (15.0, 0.5, "
+                        "0.1), position sensor 'wrist encoder', brake 'wrist brake'")
+    assert lines[4].startswith("  grip::a: linear, max velocity 0.1, max force 20, ")
+    assert lines[4].endswith("coupled with grip::a, grip::b")
+    assert "PROTO instances not defined in the file cannot be expanded" in r.stderr
+
+
+def test_run_takes_a_world_file(tmp_path):
+    r = servo_sim("run", REPO / "examples" / "webots" / "arm.wbt", "--duration", "0.5",
+                  "--command", "shoulder.position=0.5", "--quiet", "--csv", tmp_path / "r.csv")
+    assert r.returncode == 0, r.stderr
+    last = (tmp_path / "r.csv").read_text().splitlines()[-1].split(",")
+    assert float(last[0]) == 0.496  # 62 steps of 8 ms (WorldInfo.basicTimeStep)
+    assert float(last[1]) == pytest.approx(0.5, abs=0.02)
+
+
+def test_a_bad_world_is_one_line_exit_2(tmp_path):
+    path = write(tmp_path, BAD.replace("MOTOR", "maxVelocity -1").replace("JOINT", ""))
+    r = servo_sim("check", path)
+    assert r.returncode == 2
+    assert r.stderr == (f"servo-sim: error: {path}: RotationalMotor 'arm' (line 11): field "
+                        "'maxVelocity' = -1: must be >= 0\n")
