@@ -11,6 +11,13 @@ The node's ``joint_states`` and ``joint_commands`` are remapped under ``/servo_s
 joint_state_broadcaster owns ``/joint_states``, and a second publisher there would
 feed the TopicBasedSystem its own broadcast.
 
+Timing: the node steps once per controller update (``update_rate`` sets both the
+controller_manager's rate and the node's ``basic_time_step_ms`` = 1000 / rate) and
+publishes its joint states at that rate, so that each update reads the state of the
+last step. With ``use_sim_time:=true`` the node publishes ``/clock`` and the stack
+follows it: pausing the node pauses the controllers, and ``real_time_factor`` speeds
+everything up or slows it down together.
+
 Needs ros2_control, ros2_controllers and topic_based_ros2_control installed.
 """
 
@@ -35,21 +42,65 @@ ARGUMENTS = (
     ("controller", "joint_trajectory_controller",
      "Controller to activate: " + " or ".join(CONTROLLERS) + " (the other is loaded "
      "inactive)."),
+    ("update_rate", "125",
+     "Controller update rate, Hz; the node steps at the same rate (basic_time_step_ms = "
+     "1000 / rate, which must be a whole number of ms: 1000, 500, 250, 200, 125, 100, ...)."),
+    ("use_sim_time", "false",
+     "The node publishes /clock and the stack runs on it: pausing the node pauses the "
+     "controllers (simulated hardware only)."),
+    ("real_time_factor", "1.0",
+     "Simulated seconds per wall-clock second (simulated hardware; use with "
+     "use_sim_time:=true to run the controllers at that pace too)."),
+    ("port", "", "Serial port of a real-servo config (e.g. /dev/ttyUSB0); empty: the "
+                 "config's hardware.port."),
+    ("respawn", "false",
+     "Start the servo_sim node again if it exits (after 2 s); the controllers pick its "
+     "states up again (README: when the node goes away)."),
     ("log_level", "info", "Log level of servo_sim: debug, info, warn, error or fatal."),
 )
+#: Seconds before a node that exited is started again (respawn:=true).
+RESPAWN_DELAY_S = 2.0
 #: The node's topics, remapped so that joint_state_broadcaster owns /joint_states.
 REMAPPINGS = [("joint_states", "/servo_sim/joint_states"),
               ("joint_commands", "/servo_sim/joint_commands")]
 
 
+def step_of_rate(update_rate: str) -> tuple[int, int]:
+    """(rate in Hz, the node's step in ms) for ``update_rate:=``; ValueError unless the
+    step is a whole number of milliseconds."""
+    try:
+        rate = int(update_rate)
+    except ValueError:
+        rate = 0
+    if rate <= 0 or 1000 % rate:
+        raise ValueError(f"update_rate:={update_rate!r}: must be a positive integer that "
+                         "divides 1000 (the node's step is 1000 / rate ms)")
+    return rate, 1000 // rate
+
+
+def _flag(value: str, name: str) -> bool:
+    if value.lower() not in ("true", "false"):
+        raise ValueError(f"{name}:={value!r}: must be true or false")
+    return value.lower() == "true"
+
+
 def _nodes(context):
-    """The nodes, once the URDF path is known (its text is a parameter of three nodes)."""
-    arg = LaunchConfiguration
-    urdf = Path(arg("urdf").perform(context)).read_text()
-    active = arg("controller").perform(context)
+    """The nodes, once the arguments are known (the URDF's text is a parameter of three)."""
+    def arg(name: str) -> str:
+        return LaunchConfiguration(name).perform(context)
+
+    urdf = Path(arg("urdf")).read_text()
+    active = arg("controller")
     if active not in CONTROLLERS:
         raise ValueError(f"controller:={active!r}: must be one of {', '.join(CONTROLLERS)}")
-    description = {"robot_description": urdf}
+    rate, step_ms = step_of_rate(arg("update_rate"))
+    sim_time = _flag(arg("use_sim_time"), "use_sim_time")
+    clocked = {"use_sim_time": sim_time}
+    node_parameters = {"robot_description": urdf, "basic_time_step_ms": step_ms,
+                       "joint_states_rate": float(rate), "publish_clock": sim_time,
+                       "real_time_factor": float(arg("real_time_factor"))}
+    if arg("port"):
+        node_parameters["hardware.port"] = arg("port")
     spawners = [Node(package="controller_manager", executable="spawner",
                      arguments=[name, "--controller-manager", "/controller_manager",
                                 *([] if name in ("joint_state_broadcaster", active)
@@ -58,12 +109,13 @@ def _nodes(context):
     return [
         Node(package="servo_sim", executable="servo_sim_node", name="servo_sim",
              output="screen", emulate_tty=True, remappings=REMAPPINGS,
-             parameters=[arg("config"), description],
+             parameters=[arg("config"), node_parameters],
+             respawn=_flag(arg("respawn"), "respawn"), respawn_delay=RESPAWN_DELAY_S,
              arguments=["--ros-args", "--log-level", arg("log_level")]),
         Node(package="robot_state_publisher", executable="robot_state_publisher",
-             parameters=[description]),
+             parameters=[{"robot_description": urdf, **clocked}]),
         Node(package="controller_manager", executable="ros2_control_node", output="screen",
-             parameters=[arg("controllers")]),
+             parameters=[arg("controllers"), {"update_rate": rate, **clocked}]),
         *spawners,
     ]
 

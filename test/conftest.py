@@ -25,8 +25,9 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ["ROS_DOMAIN_ID"] = os.environ.get("SERVO_SIM_TEST_DOMAIN_ID",
                                              str(60 + os.getpid() % 40))
 
-#: Which ROS tests must run here: CI sets SERVO_SIM_REQUIRE to ``ros`` (ROS 2 from PyPI)
-#: or ``ros,launch`` (a ROS 2 installation), so that one that would skip fails instead.
+#: Which ROS tests must run here: CI sets SERVO_SIM_REQUIRE to ``ros`` (ROS 2 from PyPI),
+#: ``ros,launch`` (a ROS 2 installation) or ``ros,launch,ros2_control`` (one with
+#: ros2_control), so that one that would skip fails instead.
 REQUIRED = {w for w in os.environ.get("SERVO_SIM_REQUIRE", "").split(",") if w}
 #: What each kind of ROS test needs first, and where to get it.
 _GATES = {
@@ -34,6 +35,10 @@ _GATES = {
                      "installation and colcon build servo_sim"),
     "launch": ("launch_testing", "launch is not on PyPI: source a ROS 2 installation "
                                  "(/opt/ros/<distro>/setup.bash) and colcon build servo_sim"),
+    "ros2_control": ("controller_manager",
+                     "ros2_control is not on PyPI: source a ROS 2 installation with "
+                     "ros2_control, ros2_controllers and topic_based_ros2_control "
+                     "(/opt/ros/<distro>/setup.bash) and colcon build servo_sim"),
 }
 
 

@@ -17,6 +17,12 @@ URDF = (ROOT / "config" / "servo_sim.urdf").read_text()
 CONFIG = load_config(ROOT / "config" / "servo_sim.yaml")
 #: what the node's joint_commands accepts and its joint_states carries
 NODE_INTERFACES = {"position", "velocity", "effort"}
+#: the shipped robots for launch/ros2_control.launch.py: (URDF, config, controllers)
+ROBOTS = [("servo_sim.urdf", "servo_sim.yaml", "ros2_controllers.yaml"),
+          ("dynamixel.urdf", "dynamixel.yaml", "dynamixel_controllers.yaml")]
+robots = pytest.mark.parametrize("urdf, config, controllers", [
+    tuple((ROOT / "config" / name) for name in robot) for robot in ROBOTS],
+    ids=[robot[0] for robot in ROBOTS])
 
 
 def urdf_with(**arm_limit) -> str:
@@ -34,23 +40,27 @@ def test_limits_read_from_the_shipped_urdf():
     }
 
 
-def test_the_urdf_and_the_default_config_agree():
-    """One description: applying the URDF to the default config changes nothing."""
-    assert to_dict(apply_urdf(CONFIG, URDF)) == to_dict(CONFIG)
+@robots
+def test_the_urdf_and_its_config_agree(urdf, config, controllers):
+    """One description: applying the URDF to its config changes nothing."""
+    config = load_config(config)
+    assert to_dict(apply_urdf(config, urdf.read_text())) == to_dict(config)
 
 
-def test_ros2_control_joints_and_interfaces_match_the_node():
-    joints = ros2_control_joints(URDF)
-    assert set(joints) == {ros_name(m.name) for m in CONFIG.motors}
+@robots
+def test_ros2_control_joints_and_interfaces_match_the_node(urdf, config, controllers):
+    joints = ros2_control_joints(urdf.read_text())
+    assert set(joints) == {ros_name(m.name) for m in load_config(config).motors}
     for interfaces in joints.values():
         assert set(interfaces["command"]) <= NODE_INTERFACES and interfaces["command"]
         assert set(interfaces["state"]) <= NODE_INTERFACES
 
 
-def test_the_topic_based_system_is_wired_to_the_launch_remappings():
+@robots
+def test_the_topic_based_system_is_wired_to_the_launch_remappings(urdf, config, controllers):
     import xml.etree.ElementTree as ET
 
-    hardware = ET.fromstring(URDF).find("ros2_control/hardware")
+    hardware = ET.fromstring(urdf.read_text()).find("ros2_control/hardware")
     assert hardware.findtext("plugin") == "topic_based_ros2_control/TopicBasedSystem"
     params = {p.get("name"): p.text for p in hardware.iter("param")}
     launch = (ROOT / "launch" / "ros2_control.launch.py").read_text()
@@ -60,9 +70,10 @@ def test_the_topic_based_system_is_wired_to_the_launch_remappings():
         assert f'("{topic}", "{params[key]}")' in launch
 
 
-def test_controllers_use_the_urdf_joints_and_interfaces():
-    controllers = yaml.safe_load((ROOT / "config" / "ros2_controllers.yaml").read_text())
-    joints = ros2_control_joints(URDF)
+@robots
+def test_controllers_use_the_urdf_joints_and_interfaces(urdf, config, controllers):
+    controllers = yaml.safe_load(controllers.read_text())
+    joints = ros2_control_joints(urdf.read_text())
     manager = controllers["controller_manager"]["ros__parameters"]
     assert {"joint_state_broadcaster", "forward_position_controller",
             "joint_trajectory_controller"} <= set(manager)
@@ -75,7 +86,10 @@ def test_controllers_use_the_urdf_joints_and_interfaces():
     for joint in trajectory["joints"]:
         assert set(trajectory["command_interfaces"]) <= set(joints[joint]["command"])
         assert set(trajectory["state_interfaces"]) <= set(joints[joint]["state"])
-    assert 1000 / manager["update_rate"] == CONFIG.basic_time_step_ms
+        # a lost node must abort a goal (README): every joint has a goal tolerance
+        assert trajectory["constraints"][joint]["goal"] > 0
+    assert trajectory["constraints"]["goal_time"] > 0
+    assert 1000 / manager["update_rate"] == load_config(config).basic_time_step_ms
 
 
 def test_urdf_limits_override_the_config():
@@ -111,6 +125,18 @@ def test_motors_without_a_joint_keep_their_config():
     assert apply_urdf(config, URDF) == config
 
 
+def _plain(parameters: dict) -> dict:
+    """launch_ros's normalised parameters (keys and strings as substitutions) as values."""
+    from launch import LaunchContext
+
+    def value(v):
+        if isinstance(v, tuple) and all(hasattr(s, "perform") for s in v):
+            return "".join(s.perform(LaunchContext()) for s in v)
+        return v
+
+    return {value(k): value(v) for k, v in parameters.items()}
+
+
 @pytest.mark.launch
 def test_ros2_control_launch_file_describes_the_stack():
     require_ros("launch_ros", need="launch")
@@ -122,14 +148,32 @@ def test_ros2_control_launch_file_describes_the_stack():
         str(ROOT / "launch" / "ros2_control.launch.py"))
     arguments = [e for e in description.entities if isinstance(e, DeclareLaunchArgument)]
     assert [a.name for a in arguments] == ["urdf", "config", "controllers", "controller",
-                                           "log_level"]
+                                           "update_rate", "use_sim_time", "real_time_factor",
+                                           "port", "respawn", "log_level"]
     assert all(a.description for a in arguments)
-    context = LaunchContext()
-    for a in arguments:
-        context.launch_configurations[a.name] = "".join(
-            s.perform(context) for s in a.default_value)
     opaque = next(e for e in description.entities if isinstance(e, OpaqueFunction))
-    nodes = opaque.execute(context)
+
+    def nodes_with(**given):
+        context = LaunchContext()
+        for a in arguments:
+            context.launch_configurations[a.name] = given.get(a.name, "".join(
+                s.perform(context) for s in a.default_value))
+        return opaque.execute(context)
+
+    nodes = nodes_with()
+    # the node steps once per controller update, on the stack's clock when asked
+    for rate, step in (("125", 8), ("500", 2), ("1000", 1)):
+        node, _, manager = nodes_with(update_rate=rate, use_sim_time="true")[:3]
+        node_parameters = _plain(node._Node__parameters[1])  # launch_ros has no getter
+        manager_parameters = _plain(manager._Node__parameters[1])
+        assert node_parameters["basic_time_step_ms"] == step
+        assert node_parameters["joint_states_rate"] == float(rate)
+        assert node_parameters["publish_clock"] is True
+        assert manager_parameters == {"update_rate": int(rate), "use_sim_time": True}
+    for name, value in (("update_rate", "300"), ("update_rate", "fast"),
+                        ("use_sim_time", "yes"), ("controller", "pid")):
+        with pytest.raises(ValueError, match=f"{name}:="):
+            nodes_with(**{name: value})
     executables = [(n.node_package, n.node_executable) for n in nodes]
     assert executables[:3] == [("servo_sim", "servo_sim_node"),
                                ("robot_state_publisher", "robot_state_publisher"),

@@ -1,0 +1,122 @@
+"""The ros2_control stack as users start it, ``ros2 launch servo_sim ros2_control.launch.py``
+in a process group of its own: Ctrl-C ends it all in a stated time; on simulated time
+(``use_sim_time:=true``) pausing the node pauses the controllers and ``real_time_factor``
+paces the trajectory; and the Dynamixel config drives the emulated servos.
+
+Skipped, with the reason, where ros2_control is not installed (it is not on PyPI)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from conftest import require_ros
+
+require_ros("launch_testing", "launch_ros", need="launch")
+require_ros("controller_manager", "control_msgs.action", "controller_manager_msgs.srv",
+            need="ros2_control")
+pytestmark = [pytest.mark.launch, pytest.mark.ros2_control]
+
+from ament_index_python.packages import get_package_share_directory  # noqa: E402
+from stack import JTC, SUCCEEDED, LaunchProcess, StackClient, positions_of  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+
+from servo_sim.hardware import dxl_emulator as emu  # noqa: E402
+
+SHARE = Path(get_package_share_directory("servo_sim"))
+#: Ctrl-C to the launch's group ends every process within this (about 2 s measured).
+CTRL_C_LIMIT_S = 10.0
+TOLERANCE = (0.01, 0.002)  # the goal tolerances of config/ros2_controllers.yaml
+
+
+@pytest.fixture
+def stack(tmp_path):
+    """start(*launch arguments) -> (LaunchProcess, StackClient), both ended afterwards."""
+    started = []
+
+    def start(*arguments: str, joints=("arm", "gripper")):
+        launch = LaunchProcess(tmp_path / f"launch{len(started)}.log", *arguments)
+        client = StackClient(joints)
+        started.append((launch, client))
+        try:
+            client.wait_ready(JTC, running=lambda: launch.proc.poll() is None)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{launch.output[-4000:]}") from None
+        return launch, client
+
+    yield start
+    for launch, client in started:
+        client.close()
+        launch.stop()
+
+
+def test_ctrl_c_ends_the_whole_stack(stack):
+    launch, client = stack()
+    status, result, _ = client.follow([(1.0, [0.2, 0.01])])
+    assert status == SUCCEEDED, result.error_string
+    seconds = launch.interrupt()
+    assert seconds < CTRL_C_LIMIT_S, launch.output
+    output = launch.output
+    assert "[servo_sim_node-1]: process has finished cleanly" in output, output
+    assert "Traceback" not in output, output
+
+
+def test_sim_time_real_time_factor_and_pause(stack):
+    _, client = stack("use_sim_time:=true", "real_time_factor:=2.0")
+    # real_time_factor 2: a trajectory of 2 simulated seconds takes about 1 s of wall time
+    clock_before = len(client.clock)
+    status, result, wall = client.follow([(2.0, [0.5, 0.02])])
+    assert status == SUCCEEDED, result.error_string
+    assert 0.9 < wall < 1.6, wall
+    (w0, s0), (w1, s1) = client.clock[clock_before], client.clock[-1]
+    assert (s1 - s0) / (w1 - w0) == pytest.approx(2.0, rel=0.15)
+    client.wait_positions([0.5, 0.02], TOLERANCE, timeout=2.0)
+
+    # pausing the node stops /clock, so the controllers' time stops with the motors
+    handle = client.send([(2.0, [-0.5, 0.0])])
+    client.spin_until(lambda: client.positions()["arm"] < 0.3, "the arm on its way")
+    assert client.call(Trigger, "/servo_sim/pause", Trigger.Request()).success
+    client.spin_for(0.3)  # what was in flight
+    paused_at, clock_at = client.positions(), client.clock[-1][1]
+    result_future = handle.get_result_async()
+    client.spin_for(2.0)  # longer than what was left of the trajectory
+    assert not result_future.done(), "the trajectory went on while the node was paused"
+    assert client.clock[-1][1] == clock_at
+    assert client.positions() == paused_at
+    assert -0.5 < paused_at["arm"] < 0.3
+    # resumed, it goes on from where it was (no jump: at most one step of motion)
+    resumed = len(client.states)
+    assert client.call(Trigger, "/servo_sim/resume", Trigger.Request()).success
+    client.spin_until(lambda: len(client.states) > resumed, "states after the resume")
+    first = positions_of(client.states[resumed][1])
+    assert first["arm"] == pytest.approx(paused_at["arm"], abs=0.05)
+    client.spin_until(result_future.done, "the end of the trajectory")
+    assert result_future.result().status == SUCCEEDED, result_future.result().result
+    client.wait_positions([-0.5, 0.0], TOLERANCE, timeout=2.0)
+
+
+def _position(bus: emu.EmulatorProcess, dxl_id: int) -> float:
+    """Present Position of a servo in rad (the plugin's default 2048 ticks at 0 rad)."""
+    ticks = bus.get(dxl_id, emu.PRESENT_POSITION, 4)
+    ticks -= 1 << 32 if ticks >= 1 << 31 else 0
+    return (ticks - 2048) * 2 * math.pi / 4096
+
+
+def test_dynamixel_servos_follow_a_trajectory_under_ros2_control(stack):
+    with emu.EmulatorProcess([1, 2]) as bus:
+        launch, client = stack(f"urdf:={SHARE / 'config' / 'dynamixel.urdf'}",
+                               f"config:={SHARE / 'config' / 'dynamixel.yaml'}",
+                               f"controllers:={SHARE / 'config' / 'dynamixel_controllers.yaml'}",
+                               f"port:={bus.port}", joints=("pan", "tilt"))
+        assert "on hardware 'dynamixel'" in launch.output
+        status, result, _ = client.follow([(1.0, [0.25, -0.15]), (2.0, [0.5, -0.3])])
+        assert status == SUCCEEDED, (result.error_string, client.states[-1][1])
+        # the emulated servos themselves moved there, not only the node's state
+        assert _position(bus, 1) == pytest.approx(0.5, abs=0.01)
+        assert _position(bus, 2) == pytest.approx(-0.3, abs=0.01)
+        assert bus.get(1, emu.TORQUE_ENABLE, 1) == 1
+        assert launch.interrupt() < CTRL_C_LIMIT_S
+        # the node's shutdown switched the torque off
+        assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2)] == [0, 0], launch.output
+
