@@ -162,11 +162,46 @@ class Device:
         return self._spec.motor.type == "rotational"
 
 
-class Motor(Device):
-    """A ``RotationalMotor`` or ``LinearMotor`` (one motor of the config)."""
+def _linked(kind: str) -> property:
+    """The device of ``kind`` on the same joint (None if there is none), as a property."""
+    return property(lambda self: self._joint_device(kind),
+                    doc=f"The {kind} on the same joint, or None.")
+
+
+def _getter(attribute: str, name: str) -> Any:
+    """Webots' getX() method form of a property."""
+    def get(self: Device) -> Any:
+        return getattr(self, attribute)
+
+    get.__name__ = get.__qualname__ = name
+    return get
+
+
+def _model_getter(method: str, name: str) -> Any:
+    """Webots' getter ``name``: the model Motor's ``method()``."""
+    def get(self: Motor) -> Any:
+        return getattr(self._motor, method)()
+
+    get.__name__ = get.__qualname__ = name
+    get.__doc__ = f"The model's ``Motor.{method}()``."
+    return get
+
+
+class _JointDevice(Device):
+    """What the devices of a joint share: the joint's type."""
 
     ROTATIONAL = ROTATIONAL
     LINEAR = LINEAR
+
+    @property
+    def type(self) -> int:
+        return ROTATIONAL if self._rotational else LINEAR
+
+    getType = _getter("type", "getType")
+
+
+class Motor(_JointDevice):
+    """A ``RotationalMotor`` or ``LinearMotor`` (one motor of the config)."""
 
     def __init__(self, name: str | int) -> None:
         super().__init__(name)
@@ -201,41 +236,17 @@ class Motor(Device):
         self._command(_ModelMotor.set_torque, torque)
 
     # getters (what was set, before the multiplier; the config before any command)
-    def getTargetPosition(self) -> float:
-        return self._motor.get_target_position()
-
-    def getMinPosition(self) -> float:
-        return self._motor.get_min_position()
-
-    def getMaxPosition(self) -> float:
-        return self._motor.get_max_position()
-
-    def getVelocity(self) -> float:
-        return self._motor.get_velocity()
-
-    def getMaxVelocity(self) -> float:
-        return self._motor.get_max_velocity()
-
-    def getAcceleration(self) -> float:
-        return self._motor.get_acceleration()
-
-    def getAvailableForce(self) -> float:
-        return self._motor.get_available_force()
-
-    def getAvailableTorque(self) -> float:
-        return self._motor.get_available_torque()
-
-    def getMaxForce(self) -> float:
-        return self._motor.get_max_force()
-
-    def getMaxTorque(self) -> float:
-        return self._motor.get_max_torque()
-
-    def getMultiplier(self) -> float:
-        return self._motor.get_multiplier()
-
-    def getType(self) -> int:
-        return self.type
+    getTargetPosition = _model_getter("get_target_position", "getTargetPosition")
+    getMinPosition = _model_getter("get_min_position", "getMinPosition")
+    getMaxPosition = _model_getter("get_max_position", "getMaxPosition")
+    getVelocity = _model_getter("get_velocity", "getVelocity")
+    getMaxVelocity = _model_getter("get_max_velocity", "getMaxVelocity")
+    getAcceleration = _model_getter("get_acceleration", "getAcceleration")
+    getAvailableForce = _model_getter("get_available_force", "getAvailableForce")
+    getAvailableTorque = _model_getter("get_available_torque", "getAvailableTorque")
+    getMaxForce = _model_getter("get_max_force", "getMaxForce")
+    getMaxTorque = _model_getter("get_max_torque", "getMaxTorque")
+    getMultiplier = _model_getter("get_multiplier", "getMultiplier")
 
     # force / torque feedback
     def enableForceFeedback(self, sampling_period: int) -> None:
@@ -265,28 +276,15 @@ class Motor(Device):
         return self._motor.get_force_feedback()
 
     # the devices of the joint
-    def getBrake(self) -> Brake | None:
-        return self.brake
-
-    def getPositionSensor(self) -> PositionSensor | None:
-        return self.position_sensor
+    brake = _linked(BRAKE)
+    position_sensor = _linked(POSITION_SENSOR)
+    getBrake = _getter("brake", "getBrake")
+    getPositionSensor = _getter("position_sensor", "getPositionSensor")
 
     # Webots' property forms
     @property
     def node_type(self) -> int:
         return Node.ROTATIONAL_MOTOR if self._rotational else Node.LINEAR_MOTOR
-
-    @property
-    def type(self) -> int:
-        return ROTATIONAL if self._rotational else LINEAR
-
-    @property
-    def brake(self) -> Brake | None:
-        return self._joint_device(BRAKE)  # type: ignore[return-value]
-
-    @property
-    def position_sensor(self) -> PositionSensor | None:
-        return self._joint_device(POSITION_SENSOR)  # type: ignore[return-value]
 
     target_position = property(getTargetPosition, setPosition)
     target_velocity = property(getVelocity, setVelocity)
@@ -309,11 +307,8 @@ class Motor(Device):
     torque = property(fset=setTorque)
 
 
-class PositionSensor(Device):
+class PositionSensor(_JointDevice):
     """The position sensor on a motor's joint (the model's sampled position)."""
-
-    ROTATIONAL = ROTATIONAL
-    LINEAR = LINEAR
 
     def __init__(self, name: str | int, sampling_period: int | None = None) -> None:
         super().__init__(name)
@@ -339,41 +334,22 @@ class PositionSensor(Device):
                    "Please use: wb_position_sensor_enable().")
         return self._motor.get_position()
 
-    def getType(self) -> int:
-        return self.type
-
-    def getMotor(self) -> Motor | None:
-        return self.motor
-
-    def getBrake(self) -> Brake | None:
-        return self.brake
+    motor = _linked(MOTOR)
+    brake = _linked(BRAKE)
+    getMotor = _getter("motor", "getMotor")
+    getBrake = _getter("brake", "getBrake")
 
     @property
     def node_type(self) -> int:
         return Node.POSITION_SENSOR
-
-    @property
-    def type(self) -> int:
-        return ROTATIONAL if self._rotational else LINEAR
-
-    @property
-    def motor(self) -> Motor | None:
-        return self._joint_device(MOTOR)  # type: ignore[return-value]
-
-    @property
-    def brake(self) -> Brake | None:
-        return self._joint_device(BRAKE)  # type: ignore[return-value]
 
     value = property(getValue)
     sampling_period = property(getSamplingPeriod,
                                lambda self, p: self.enable(0 if p is None else p))
 
 
-class Brake(Device):
+class Brake(_JointDevice):
     """A brake on a motor's joint: its damping adds to the joint's ``damping_constant``."""
-
-    ROTATIONAL = ROTATIONAL
-    LINEAR = LINEAR
 
     def setDampingConstant(self, c: float) -> None:
         """The brake's damping, N*m*s/rad or N*s/m (>= 0), added to the joint's own."""
@@ -390,31 +366,14 @@ class Brake(Device):
             _error(f"Warning: brake {self.name!r}: {exc}")
 
     dampingConstant = property(fset=setDampingConstant)
-
-    def getType(self) -> int:
-        return self.type
-
-    def getMotor(self) -> Motor | None:
-        return self.motor
-
-    def getPositionSensor(self) -> PositionSensor | None:
-        return self.position_sensor
+    motor = _linked(MOTOR)
+    position_sensor = _linked(POSITION_SENSOR)
+    getMotor = _getter("motor", "getMotor")
+    getPositionSensor = _getter("position_sensor", "getPositionSensor")
 
     @property
     def node_type(self) -> int:
         return Node.BRAKE
-
-    @property
-    def type(self) -> int:
-        return ROTATIONAL if self._rotational else LINEAR
-
-    @property
-    def motor(self) -> Motor | None:
-        return self._joint_device(MOTOR)  # type: ignore[return-value]
-
-    @property
-    def position_sensor(self) -> PositionSensor | None:
-        return self._joint_device(POSITION_SENSOR)  # type: ignore[return-value]
 
 
 _CLASSES: dict[str, type[Device]] = {MOTOR: Motor, POSITION_SENSOR: PositionSensor,

@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,11 @@ class _Parser:
     def peek(self) -> tuple[str, str, int] | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None
 
+    def at(self, text: str) -> bool:
+        """True if the next token is ``text``."""
+        token = self.peek()
+        return token is not None and token[1] == text
+
     def take(self, expected: str | None = None, what: str = "more") -> tuple[str, str, int]:
         """The next token; with ``expected``, it must be that text."""
         token = self.peek()
@@ -183,8 +189,8 @@ class _Parser:
 
     def parse_file(self) -> list[Any]:
         nodes: list[Any] = []
-        while self.peek() is not None:
-            kind, text, _ = self.peek()  # type: ignore[misc]
+        while (token := self.peek()) is not None:
+            kind, text, _ = token
             if kind == "template":
                 self.i += 1
             elif text in ("EXTERNPROTO", "IMPORTABLE"):
@@ -204,7 +210,7 @@ class _Parser:
         name = self.take()[1]
         self.take("[")
         defaults: dict[str, Any] = {}
-        while self.peek() is not None and self.peek()[1] != "]":  # type: ignore[index]
+        while self.peek() is not None and not self.at("]"):
             kind, text, line = self.take()
             if kind == "template":
                 continue
@@ -212,20 +218,24 @@ class _Parser:
                 raise self.error(f"PROTO {name}: expected a field declaration, found "
                                  f"{text!r}", line)
             self.take()  # the type, e.g. SFFloat
-            if self.peek() is not None and self.peek()[1] == "{":  # type: ignore[index]
+            if self.at("{"):
                 self.skip_block("{", "}")  # allowed values, e.g. SFString{"a", "b"}
             field_name = self.take()[1]
             defaults[field_name] = self.parse_value()
         self.take("]")
         self.take("{")
-        body: list[Any] = []
-        while self.peek() is not None and self.peek()[1] != "}":  # type: ignore[index]
-            if self.peek()[0] == "template":  # type: ignore[index]
+        self.protos[name] = Proto(name, defaults, self.items("}", self.parse_value_node))
+
+    def items(self, closing: str, parse: Callable[[], Any]) -> list[Any]:
+        """``parse()`` up to ``closing`` (consumed); template statements are skipped."""
+        items = []
+        while (token := self.peek()) is not None and token[1] != closing:
+            if token[0] == "template":
                 self.i += 1
-                continue
-            body.append(self.parse_value_node())
-        self.take("}")
-        self.protos[name] = Proto(name, defaults, body)
+            else:
+                items.append(parse())
+        self.take(closing)
+        return items
 
     def skip_block(self, opening: str, closing: str) -> None:
         depth = 0
@@ -275,14 +285,7 @@ class _Parser:
         if kind == "string":
             return _unquote(text)
         if text == "[":
-            items: list[Any] = []
-            while self.peek() is not None and self.peek()[1] != "]":  # type: ignore[index]
-                if self.peek()[0] == "template":  # type: ignore[index]
-                    self.i += 1
-                    continue
-                items.append(self.parse_value())
-            self.take("]")
-            return items
+            return self.items("]", self.parse_value)
         if text in ("TRUE", "FALSE"):
             return text == "TRUE"
         if text == "NULL":
@@ -302,11 +305,11 @@ class _Parser:
             return Node(original.type, original.fields, line, use=True)
         if _NUMBER.match(text):
             numbers = [float(text)]
-            while self.peek() is not None and self.peek()[0] == "word" \
-                    and _NUMBER.match(self.peek()[1]):  # type: ignore[index]
+            while (token := self.peek()) is not None and token[0] == "word" \
+                    and _NUMBER.match(token[1]):
                 numbers.append(float(self.take()[1]))
             return numbers[0] if len(numbers) == 1 else tuple(numbers)
-        if kind == "word" and self.peek() is not None and self.peek()[1] == "{":  # type: ignore[index]
+        if kind == "word" and self.at("{"):
             return self.parse_node(text, line)
         raise self.error(f"unexpected {text!r}", line)
 
