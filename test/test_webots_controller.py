@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import signal
 import subprocess
 import sys
 import textwrap
@@ -383,6 +384,85 @@ def test_a_controller_that_raises_gives_its_traceback_and_status_1(tmp_path):
     assert 'my_controller.py", line 7, in plan' in r.stderr
     assert r.stderr.rstrip().endswith("ZeroDivisionError: division by zero")
     assert "runpy" not in r.stderr and "servo_sim" not in r.stderr
+
+
+def test_ctrl_c_is_webots_quit_step_returns_minus_one_then_cleanup(tmp_path):
+    script = tmp_path / "c.py"
+    script.write_text(textwrap.dedent("""\
+        from controller import Robot
+        robot = Robot()
+        robot.getDevice("arm").setPosition(1.0)
+        print("ready", flush=True)
+        while robot.step(8) != -1:
+            pass
+        print("cleaned up at", robot.getTime() > 0)
+    """))
+    cfg = tmp_path / "robot.yaml"
+    cfg.write_text(yaml.safe_dump(CONFIG))
+    process = subprocess.Popen([sys.executable, "-m", "servo_sim.cli", "controller",
+                                str(script), str(cfg)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline() == "ready\n"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    assert out == "cleaned up at True\n"
+
+
+def test_webots_devices_not_simulated_say_so(tmp_path):
+    r = controller(tmp_path, """
+        from controller import Robot, Camera
+    """, None)
+    assert r.returncode == 1
+    assert r.stderr.endswith("ImportError: servo-sim controller: Camera is not available: "
+                             "servo_sim provides the motors, their position sensors and "
+                             "brakes (AnsiCodes, Brake, Device, Motor, Node, PositionSensor, "
+                             "Robot)\n")
+    assert "servo_sim" not in r.stderr.split("ImportError")[0]  # the script's frame only
+
+
+def test_property_forms_and_generic_devices(tmp_path):
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot, Device, Node
+        robot = Robot()
+        arm = robot.getDevice("arm")
+        arm.target_velocity = 2.5
+        arm.target_acceleration = 12
+        arm.available_torque = 3
+        arm.force_feedback_sampling_period = 16
+        arm.position_sensor.sampling_period = 8
+        robot.battery_sensor_sampling_period = 32
+        generic = Device("slide brake")
+        robot.step(16)
+        print(json.dumps([arm.target_velocity, arm.target_acceleration, arm.available_torque,
+                          arm.available_force, arm.max_torque, arm.max_velocity,
+                          arm.min_position, arm.max_position, arm.multiplier, arm.type,
+                          arm.torque_feedback_sampling_period,
+                          arm.position_sensor.value == arm.position_sensor.getValue(),
+                          arm.force_feedback == arm.torque_feedback,
+                          robot.battery_sensor_sampling_period, robot.time, robot.name,
+                          generic.getNodeType() == Node.BRAKE, generic.name,
+                          robot.getDeviceByIndex(7)]))
+    """, None)
+    assert r.returncode == 0, r.stderr
+    assert printed(r.stdout) == [[2.5, 12.0, 3.0, 3.0, 5.0, 4.0, -2.0, 2.0, 1.0, 0, 16,
+                                  True, True, 32, 0.016, "robot", True, "slide brake", None]]
+    assert "The index of wb_robot_get_device_by_index() is out of the bounds" in r.stderr
+
+
+def test_a_real_device_that_does_not_answer_is_one_line_exit_2(tmp_path):
+    config = {"motors": [{"name": "pan"}], "hardware": {
+        "plugin": "dynamixel", "port": str(tmp_path / "no-such-port"), "baud_rate": 4000000,
+        "pan": {"id": 1, "torque_constant": 1.78}}}
+    r = controller(tmp_path, "", config)
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"servo-sim: error: {tmp_path / 'robot.yaml'}: hardware "
+                               "'dynamixel': ")
+    assert r.stderr.count("servo-sim: error:") == 1
 
 
 def test_sys_exit_status_argv_and_the_working_directory(tmp_path):

@@ -118,7 +118,8 @@ class Device:
         spec = _lookup(session, name)
         if spec is None:
             raise ValueError(f"no device {name!r} on robot {session.robot_name!r}")
-        if type(self) is not _CLASSES[spec.kind] and type(self).__module__ == __name__:
+        if type(self) not in (Device, _CLASSES[spec.kind]) \
+                and type(self).__module__ == __name__:
             raise TypeError(f"device {spec.name!r} is a {spec.kind}, not a "
                             f"{type(self).__name__}")
         self._session = session
@@ -148,7 +149,10 @@ class Device:
 
     @property
     def node_type(self) -> int:
-        raise NotImplementedError
+        """Webots' node type (``Node.ROTATIONAL_MOTOR``, ``Node.POSITION_SENSOR``...)."""
+        if self._spec.kind == MOTOR:
+            return Node.ROTATIONAL_MOTOR if self._rotational else Node.LINEAR_MOTOR
+        return Node.POSITION_SENSOR if self._spec.kind == POSITION_SENSOR else Node.BRAKE
 
     # the devices of one joint, as Webots links them
     def _joint_device(self, kind: str) -> Device | None:
@@ -282,10 +286,6 @@ class Motor(_JointDevice):
     getPositionSensor = _getter("position_sensor", "getPositionSensor")
 
     # Webots' property forms
-    @property
-    def node_type(self) -> int:
-        return Node.ROTATIONAL_MOTOR if self._rotational else Node.LINEAR_MOTOR
-
     target_position = property(getTargetPosition, setPosition)
     target_velocity = property(getVelocity, setVelocity)
     target_acceleration = property(getAcceleration, setAcceleration)
@@ -339,10 +339,6 @@ class PositionSensor(_JointDevice):
     getMotor = _getter("motor", "getMotor")
     getBrake = _getter("brake", "getBrake")
 
-    @property
-    def node_type(self) -> int:
-        return Node.POSITION_SENSOR
-
     value = property(getValue)
     sampling_period = property(getSamplingPeriod,
                                lambda self, p: self.enable(0 if p is None else p))
@@ -370,10 +366,6 @@ class Brake(_JointDevice):
     position_sensor = _linked(POSITION_SENSOR)
     getMotor = _getter("motor", "getMotor")
     getPositionSensor = _getter("position_sensor", "getPositionSensor")
-
-    @property
-    def node_type(self) -> int:
-        return Node.BRAKE
 
 
 _CLASSES: dict[str, type[Device]] = {MOTOR: Motor, POSITION_SENSOR: PositionSensor,
@@ -590,3 +582,13 @@ def activate(session: Session | None) -> None:
 
 
 __all__ = ["AnsiCodes", "Brake", "Device", "Motor", "Node", "PositionSensor", "Robot"]
+
+#: The rest of Webots' controller module: not simulated here.
+NOT_PROVIDED = frozenset({
+    "Accelerometer", "Altimeter", "Camera", "CameraRecognitionObject", "Compass",
+    "Connector", "ContactPoint", "Display", "DistanceSensor", "Emitter", "Field", "GPS",
+    "Gyro", "InertialUnit", "Joystick", "Keyboard", "LED", "Lidar", "LidarPoint",
+    "LightSensor", "Motion", "Mouse", "MouseState", "Pen", "Radar", "RadarTarget",
+    "RangeFinder", "Receiver", "Skin", "Speaker", "Supervisor", "TouchSensor",
+    "VacuumGripper",
+})

@@ -26,6 +26,8 @@ from typing import Any
 from . import api
 from .session import ControllerEnded, Session
 
+HERE = Path(__file__).resolve().parent
+
 #: The Webots submodules a controller may import names from, and what each provides.
 SUBMODULES: dict[str, tuple[str, ...]] = {
     "robot": ("Robot",),
@@ -46,12 +48,22 @@ def controller_module() -> types.ModuleType:
     for name in api.__all__:
         setattr(package, name, getattr(api, name))
     package.__all__ = list(api.__all__)
+    package.__getattr__ = _not_provided  # type: ignore[attr-defined]
     for sub, names in SUBMODULES.items():
         module = types.ModuleType(f"controller.{sub}")
         for name in names:
             setattr(module, name, getattr(api, name))
         setattr(package, sub, module)
     return package
+
+
+def _not_provided(name: str) -> Any:
+    """``from controller import Camera``: an ImportError that says why."""
+    if name in api.NOT_PROVIDED:
+        raise ImportError(f"servo-sim controller: {name} is not available: servo_sim "
+                          "provides the motors, their position sensors and brakes ("
+                          + ", ".join(api.__all__) + ")", name="controller")
+    raise AttributeError(f"module 'controller' has no attribute {name!r}")
 
 
 @contextmanager
@@ -109,10 +121,20 @@ def _quit_on_signals(session: Session) -> Iterator[None]:
 
 
 def _script_traceback(exc: BaseException, script: Path) -> TracebackType | None:
-    """The traceback from the script's first frame on (runpy's and ours left out)."""
+    """The traceback from the script's first frame on: runpy's frames and ours (this
+    package's: the runner, the API raising a refusal) are left out."""
+    def ours(tb: TracebackType) -> bool:
+        return Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(HERE)
+
     tb = exc.__traceback__
     while tb is not None and Path(tb.tb_frame.f_code.co_filename).resolve() != script:
         tb = tb.tb_next
+    last = tb
+    while last is not None and last.tb_next is not None:
+        if ours(last.tb_next):
+            last.tb_next = None
+        else:
+            last = last.tb_next
     return tb
 
 

@@ -13,7 +13,8 @@ import csv
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -63,6 +64,19 @@ def device_specs(config: SimulationConfig) -> list[DeviceSpec]:
     return specs
 
 
+@contextmanager
+def _silenced(logger: logging.Logger) -> Iterator[None]:
+    """Drop ``logger``'s records for the duration."""
+    def drop(record: logging.LogRecord) -> bool:
+        return False
+
+    logger.addFilter(drop)
+    try:
+        yield
+    finally:
+        logger.removeFilter(drop)
+
+
 def run_steps(duration_s: float, step_ms: int) -> int:
     """Basic time steps in ``duration_s`` simulated seconds (nearest whole number)."""
     return round(duration_s * 1000 / step_ms)
@@ -101,7 +115,9 @@ class Session:
         self._last_wall: float | None = None
         self._csv_handle: IO[str] | None = None
         self._csv: Any = None
-        if not self.system.start():
+        with _silenced(log):  # a failure is reported once, by the SessionError below
+            started = self.system.start()
+        if not started:
             reason = self.system.component.reason or "it did not start"
             self.system.shutdown()
             raise SessionError(f"{config.source}: hardware {self.system.plugin_name!r}: "
