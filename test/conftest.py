@@ -16,7 +16,7 @@ import pytest
 from servo_sim.model import Simulation
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))  # the scalar reference lives there
+sys.path.insert(0, str(REPO / "benchmarks"))  # the scalar reference, the stack client
 
 # DDS stays on loopback, on a domain of this test run's own (before any rclpy.init; the
 # node processes the tests start inherit it). SERVO_SIM_TEST_DOMAIN_ID picks the domain.

@@ -35,7 +35,7 @@ import launch_testing.asserts  # noqa: E402
 from launch import LaunchDescription  # noqa: E402
 from launch.actions import IncludeLaunchDescription  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
-from stack import (  # noqa: E402
+from ros2_control_stack import (  # noqa: E402
     ABORTED,
     FORWARD,
     JTC,

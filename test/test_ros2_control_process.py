@@ -19,7 +19,13 @@ require_ros("controller_manager", "control_msgs.action", "controller_manager_msg
 pytestmark = [pytest.mark.launch, pytest.mark.ros2_control]
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
-from stack import JTC, SUCCEEDED, LaunchProcess, StackClient, positions_of  # noqa: E402
+from ros2_control_stack import (  # noqa: E402
+    JTC,
+    SUCCEEDED,
+    LaunchProcess,
+    StackClient,
+    positions_of,
+)
 from std_srvs.srv import Trigger  # noqa: E402
 
 from servo_sim.hardware import dxl_emulator as emu  # noqa: E402

@@ -1,8 +1,9 @@
-"""A client of the ros2_control stack of ``launch/ros2_control.launch.py``, for the tests:
-goals to joint_trajectory_controller, commands to forward_position_controller, the
-broadcaster's ``/joint_states``, controller switches, and the stack's processes.
+"""A client of the ros2_control stack of ``launch/ros2_control.launch.py``, for the tests
+(``test/test_ros2_control*.py``) and ``bench_ros2_control.py``: goals to
+joint_trajectory_controller, commands to forward_position_controller, the broadcaster's
+``/joint_states``, controller switches, and the stack's processes.
 
-Import it only after ``require_ros(..., need="ros2_control")``: it imports ROS."""
+It imports ROS: the tests import it only after ``require_ros(..., need="ros2_control")``."""
 
 from __future__ import annotations
 
