@@ -392,10 +392,11 @@ def test_ctrl_c_is_webots_quit_step_returns_minus_one_then_cleanup(tmp_path):
         from controller import Robot
         robot = Robot()
         robot.getDevice("arm").setPosition(1.0)
+        robot.step(8)
         print("ready", flush=True)
         while robot.step(8) != -1:
             pass
-        print("cleaned up at", robot.getTime() > 0)
+        print("cleaned up after", robot.getTime() >= 0.008)
     """))
     cfg = tmp_path / "robot.yaml"
     cfg.write_text(yaml.safe_dump(CONFIG))
@@ -409,7 +410,36 @@ def test_ctrl_c_is_webots_quit_step_returns_minus_one_then_cleanup(tmp_path):
     finally:
         process.kill()
     assert process.returncode == 0, err
-    assert out == "cleaned up at True\n"
+    assert out == "cleaned up after True\n"
+
+
+def test_a_second_signal_interrupts_at_once(tmp_path):
+    script = tmp_path / "c.py"
+    script.write_text(textwrap.dedent("""\
+        from controller import Robot
+        robot = Robot()
+        print("ready", flush=True)
+        while robot.step(8) != -1:
+            pass
+        print("stuck in cleanup", flush=True)
+        while True:
+            pass
+    """))
+    cfg = tmp_path / "robot.yaml"
+    cfg.write_text(yaml.safe_dump(CONFIG))
+    process = subprocess.Popen([sys.executable, "-m", "servo_sim.cli", "controller",
+                                str(script), str(cfg)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline() == "ready\n"
+        process.send_signal(signal.SIGINT)
+        assert process.stdout.readline() == "stuck in cleanup\n"
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert err == "servo-sim: controller interrupted\n"
 
 
 def test_webots_devices_not_simulated_say_so(tmp_path):

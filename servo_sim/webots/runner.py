@@ -100,7 +100,7 @@ def _as_webots_runs(script: Path, args: Sequence[str]) -> Iterator[None]:
 @contextmanager
 def _quit_on_signals(session: Session) -> Iterator[None]:
     """Ctrl-C / SIGTERM as Webots' quit: the next ``step`` returns -1; a second one
-    interrupts at once (the default handlers are back after the first)."""
+    interrupts at once (KeyboardInterrupt: the run still closes, torque off)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -108,8 +108,8 @@ def _quit_on_signals(session: Session) -> Iterator[None]:
 
     def quit_later(signum: int, frame: Any) -> None:
         session.end(f"{signal.Signals(signum).name} received")
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)
+        for sig in saved:
+            signal.signal(sig, signal.default_int_handler)
 
     for sig in saved:
         signal.signal(sig, quit_later)
