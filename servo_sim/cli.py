@@ -114,6 +114,11 @@ def _load(config: str | None) -> Simulation:
     return Simulation(load(config).config)
 
 
+def run_steps(duration_s: float, step_ms: int) -> int:
+    """Basic time steps in ``duration_s`` simulated seconds (the nearest whole number)."""
+    return round(duration_s * 1000 / step_ms)
+
+
 def csv_columns(sim: Simulation) -> list[str]:
     """The ``--csv`` header: time, then position, velocity, motor force, energy per motor."""
     return ["time"] + [f"{m.name}.{q}" for m in sim for q in
@@ -133,7 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     commands = sorted((Command.parse(c) for c in args.command), key=lambda c: c.at)
     for c in commands:
         sim.motor(c.motor)  # unknown motors fail before anything runs
-    steps = round(args.duration * 1000 / sim.basic_time_step_ms)
+    steps = run_steps(args.duration, sim.basic_time_step_ms)
     writer = None
     if args.csv:
         handle = open(args.csv, "w", newline="")
@@ -186,7 +191,7 @@ def cmd_step_response(args: argparse.Namespace) -> int:
         raise CliError(f"--target {args.target} equals the start position of {motor.name!r}")
     motor.set_position(args.target)
     target = motor.target_position  # after the multiplier and the soft limits
-    steps = round(args.duration * 1000 / sim.basic_time_step_ms)
+    steps = run_steps(args.duration, sim.basic_time_step_ms)
     record = np.empty((steps + 1, 4))
     record[0] = (0.0, motor.position, motor.velocity, motor.motor_force)
     for k in range(1, steps + 1):

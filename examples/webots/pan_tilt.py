@@ -12,12 +12,11 @@ pan, tilt = robot.getDevice("pan"), robot.getDevice("tilt")
 for motor in (pan, tilt):
     motor.getPositionSensor().enable(time_step)
 
-pan.setPosition(1.0)
 report_at = 0.0
 while robot.step(time_step) != -1:
     t = robot.getTime()
-    if t >= 1.0 and tilt.getTargetPosition() == 0.0:
-        tilt.setPosition(-0.5)
+    pan.setPosition(1.0)  # every step: a servo that dropped out and came back follows
+    tilt.setPosition(-0.5 if t >= 1.0 else 0.0)
     if t >= report_at - 1e-9:
         report_at += 0.5
         print(f"t = {t:4.2f} s   pan {pan.getPositionSensor().getValue():6.3f} rad   "

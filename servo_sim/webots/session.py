@@ -21,7 +21,8 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..hardware import HardwareSystem
+from ..cli import csv_columns, csv_row, run_steps  # what `run` records, its rounding
+from ..hardware import HardwareSystem, LifecycleState
 from ..model import Motor
 from ..model.config import MotorConfig, SimulationConfig
 from ..model.sensors import SampledSensors
@@ -29,6 +30,8 @@ from ..pacing import Pacer
 
 log = logging.getLogger("servo_sim")
 
+#: Tries to start a real device, and the pause between them.
+START_ATTEMPTS, START_RETRY_S = 3, 0.5
 #: Device kinds, as Webots nodes.
 MOTOR, POSITION_SENSOR, BRAKE = "motor", "position sensor", "brake"
 
@@ -77,11 +80,6 @@ def _silenced(logger: logging.Logger) -> Iterator[None]:
         logger.removeFilter(drop)
 
 
-def run_steps(duration_s: float, step_ms: int) -> int:
-    """Basic time steps in ``duration_s`` simulated seconds (nearest whole number)."""
-    return round(duration_s * 1000 / step_ms)
-
-
 class Session:
     """The state of one controller run (see the module docstring)."""
 
@@ -113,23 +111,37 @@ class Session:
         self._pacer = Pacer(self.step_ms / 1000.0, real_time_factor, clock) \
             if real_time_factor > 0 else None
         self._last_wall: float | None = None
+        self._last_refusal = ""
         self._csv_handle: IO[str] | None = None
         self._csv: Any = None
-        with _silenced(log):  # a failure is reported once, by the SessionError below
-            started = self.system.start()
-        if not started:
+        if not self._start():
             reason = self.system.component.reason or "it did not start"
             self.system.shutdown()
             raise SessionError(f"{config.source}: hardware {self.system.plugin_name!r}: "
                                f"{reason}")
         if csv_path is not None:
-            from ..cli import csv_columns, csv_row
-
-            self._csv_row = csv_row
             self._csv_handle = open(csv_path, "w", newline="")
             self._csv = csv.writer(self._csv_handle)
             self._csv.writerow(csv_columns(self.sim))
             self._csv.writerow(csv_row(self.sim))
+
+    def _start(self) -> bool:
+        """configure + activate; a real device gets START_ATTEMPTS tries (a bus may miss
+        a reply), logged once: a failure is reported by the caller's SessionError."""
+        system = self.system
+        for attempt in range(1 if system.simulated else START_ATTEMPTS):
+            if attempt:
+                time.sleep(START_RETRY_S)
+            with _silenced(log):
+                if system.state is LifecycleState.UNCONFIGURED:
+                    system.start()
+                elif system.state is LifecycleState.INACTIVE:
+                    system.activate()
+            if system.state is LifecycleState.ACTIVE:
+                return True
+            if system.state is LifecycleState.FINALIZED:
+                break
+        return False
 
     # ------------------------------------------------------------------ commands
 
@@ -140,8 +152,12 @@ class Session:
         try:
             self.system.command(motor, call, *args)
         except ValueError as exc:
-            log.warning("%s", exc)
+            # the same refusal step after step (a device recovering) is said once
+            log.log(logging.DEBUG if str(exc) == self._last_refusal else logging.WARNING,
+                    "%s", exc)
+            self._last_refusal = str(exc)
             return False
+        self._last_refusal = ""
         return True
 
     def motor(self, name: str) -> Motor:
@@ -180,7 +196,7 @@ class Session:
         if due is not None and len(due):
             self.battery_sensor.value[0] = level
         if self._csv is not None:
-            self._csv.writerow(self._csv_row(self.sim))
+            self._csv.writerow(csv_row(self.sim))
         if self.end_ms is not None and self.time_ms >= self.end_ms:
             self.end(f"--duration reached at t = {self.time_ms / 1000:g} s")
         if self.battery is not None and level <= 0.0:
