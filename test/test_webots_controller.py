@@ -330,15 +330,19 @@ def test_the_same_refusal_step_after_step_is_warned_once(tmp_path):
     r = controller(tmp_path, """
         from controller import Robot
         robot = Robot()
-        arm = robot.getDevice("arm")
+        arm, slide = robot.getDevice("arm"), robot.getDevice("slide")
         for _ in range(10):
             arm.setPosition(float("nan"))
+            slide.setPosition(float("nan"))
+            arm.setVelocity(float("nan"))
             robot.step(8)
         arm.setPosition(0.5)
         arm.setPosition(float("nan"))  # after an accepted command: said again
     """, None)
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("motor 'arm': position = nan rejected: NaN") == 2
+    assert r.stderr.count("motor 'slide': position = nan rejected: NaN") == 1
+    assert r.stderr.count("motor 'arm': velocity = nan rejected: NaN") == 1
 
 
 def test_devices_are_listed_and_linked_as_webots_does(tmp_path):

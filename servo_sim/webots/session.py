@@ -111,7 +111,7 @@ class Session:
         self._pacer = Pacer(self.step_ms / 1000.0, real_time_factor, clock) \
             if real_time_factor > 0 else None
         self._last_wall: float | None = None
-        self._last_refusal = ""
+        self._refused: dict[tuple[str, str], str] = {}  # (motor, command) -> refusal
         self._csv_handle: IO[str] | None = None
         self._csv: Any = None
         if not self._start():
@@ -149,15 +149,17 @@ class Session:
         """``call(model Motor, *args)`` through the hardware system; a refused or
         rejected value is logged as a warning (Webots prints one and carries on) and
         changes nothing. True if it was taken."""
+        key = (motor, call.__name__)
         try:
             self.system.command(motor, call, *args)
         except ValueError as exc:
-            # the same refusal step after step (a device recovering) is said once
-            log.log(logging.DEBUG if str(exc) == self._last_refusal else logging.WARNING,
-                    "%s", exc)
-            self._last_refusal = str(exc)
+            # the same refusal of the same command, step after step (a device recovering,
+            # a NaN in a loop), is said once until that command is taken again
+            said = self._refused.get(key) == str(exc)
+            log.log(logging.DEBUG if said else logging.WARNING, "%s", exc)
+            self._refused[key] = str(exc)
             return False
-        self._last_refusal = ""
+        self._refused.pop(key, None)
         return True
 
     def motor(self, name: str) -> Motor:
