@@ -621,7 +621,7 @@ def bus():
 
 def test_the_same_controller_drives_dynamixel_servos_in_real_time(tmp_path, bus):
     config = {"basic_time_step_ms": 8, "motors": [
-        {"name": "pan", "max_torque": 3.0, "max_velocity": 4.8,
+        {"name": "pan", "max_torque": 3.0, "max_velocity": 4.8, "brake_name": "pan brake",
          "position_sensor": {"sampling_period_ms": 8}},
         {"name": "tilt", "max_torque": 3.0, "max_velocity": 4.8}],
         "hardware": {"plugin": "dynamixel", "port": bus.port, "baud_rate": 4000000,
@@ -635,6 +635,7 @@ def test_the_same_controller_drives_dynamixel_servos_in_real_time(tmp_path, bus)
         pan = robot.getDevice("pan")
         sensor = pan.getPositionSensor()
         sensor.enable(8)
+        pan.getBrake().setDampingConstant(1.0)
         wall = time.monotonic()
         while robot.step(8) != -1:
             pan.setPosition(1.0)  # again after a recovery (a loaded machine's timeout)
@@ -645,6 +646,8 @@ def test_the_same_controller_drives_dynamixel_servos_in_real_time(tmp_path, bus)
     assert t == 2.0
     assert wall >= 1.95  # step() waited for the wall clock (2 s of 8-ms steps)
     assert position == pytest.approx(1.0, abs=0.02)  # the emulated servo got there
+    assert "Warning: brake 'pan brake': hardware 'dynamixel' has no brake; the damping " \
+        "changes the model's joint only." in r.stderr
     assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0  # torque off at exit
     assert bus.get(2, emu.TORQUE_ENABLE, 1) == 0
     goal = bus.get(1, emu.GOAL_POSITION, 4)

@@ -355,6 +355,11 @@ class Brake(_JointDevice):
             _error(f"Warning: brake {self.name!r} (motor {motor!r}): damping constant "
                    f"{c!r} rejected: must be a finite number >= 0.")
             return
+        system = self._session.system
+        if not system.simulated and not self._session.warned_brake:
+            self._session.warned_brake = True
+            _error(f"Warning: brake {self.name!r}: hardware {system.plugin_name!r} has no "
+                   "brake; the damping changes the model's joint only.")
         try:
             self._session.sim.set_parameter(motor, "damping_constant",
                                             self._spec.motor.damping_constant + float(c))

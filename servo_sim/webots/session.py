@@ -107,6 +107,7 @@ class Session:
         self.battery_sensor = SampledSensors(np.zeros(1, dtype=np.int64))
         self.end_reason: str | None = None  #: why the run is over (None: it is not)
         self.told = False  #: step() has returned -1
+        self.warned_brake = False  #: a brake on real hardware was reported
         self._clock = clock
         self._pacer = Pacer(self.step_ms / 1000.0, real_time_factor, clock) \
             if real_time_factor > 0 else None
