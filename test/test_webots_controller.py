@@ -561,6 +561,8 @@ def test_controller_is_importable_only_during_the_run(tmp_path):
     (["missing.py"], "missing.py: no such controller script"),
     (["{script}", "--real-time-factor", "-1"], "--real-time-factor must be >= 0"),
     (["{script}", "--duration", "0"], "--duration must be > 0"),
+    (["{script}", "--csv", "no/such/dir/out.csv"],
+     "--csv no/such/dir/out.csv: cannot write: No such file or directory"),
 ])
 def test_usage_errors_exit_2_with_one_line(tmp_path, args, message):
     script = tmp_path / "c.py"

@@ -115,14 +115,19 @@ class Session:
         self._refused: dict[tuple[str, str], str] = {}  # (motor, command) -> refusal
         self._csv_handle: IO[str] | None = None
         self._csv: Any = None
+        if csv_path is not None:
+            try:
+                self._csv_handle = open(csv_path, "w", newline="")
+            except OSError as exc:
+                raise SessionError(f"--csv {csv_path}: cannot write: "
+                                   f"{exc.strerror or exc}") from None
+            self._csv = csv.writer(self._csv_handle)
         if not self._start():
             reason = self.system.component.reason or "it did not start"
-            self.system.shutdown()
+            self.close()
             raise SessionError(f"{config.source}: hardware {self.system.plugin_name!r}: "
                                f"{reason}")
-        if csv_path is not None:
-            self._csv_handle = open(csv_path, "w", newline="")
-            self._csv = csv.writer(self._csv_handle)
+        if self._csv is not None:
             self._csv.writerow(csv_columns(self.sim))
             self._csv.writerow(csv_row(self.sim))
 
