@@ -405,9 +405,19 @@ def test_a_controller_that_raises_gives_its_traceback_and_status_1(tmp_path):
     assert "runpy" not in r.stderr and "servo_sim" not in r.stderr
 
 
-def test_ctrl_c_is_webots_quit_step_returns_minus_one_then_cleanup(tmp_path):
+def spawn(tmp_path: Path, source: str) -> subprocess.Popen:
+    """The controller ``source`` on CONFIG as a child process, its output piped."""
     script = tmp_path / "c.py"
-    script.write_text(textwrap.dedent("""\
+    script.write_text(textwrap.dedent(source))
+    cfg = tmp_path / "robot.yaml"
+    cfg.write_text(yaml.safe_dump(CONFIG))
+    return subprocess.Popen([sys.executable, "-m", "servo_sim.cli", "controller", str(script),
+                             str(cfg)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def test_ctrl_c_is_webots_quit_step_returns_minus_one_then_cleanup(tmp_path):
+    process = spawn(tmp_path, """\
         from controller import Robot
         robot = Robot()
         robot.getDevice("arm").setPosition(1.0)
@@ -416,12 +426,7 @@ def test_ctrl_c_is_webots_quit_step_returns_minus_one_then_cleanup(tmp_path):
         while robot.step(8) != -1:
             pass
         print("cleaned up after", robot.getTime() >= 0.008)
-    """))
-    cfg = tmp_path / "robot.yaml"
-    cfg.write_text(yaml.safe_dump(CONFIG))
-    process = subprocess.Popen([sys.executable, "-m", "servo_sim.cli", "controller",
-                                str(script), str(cfg)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    """)
     try:
         assert process.stdout.readline() == "ready\n"
         process.send_signal(signal.SIGINT)
@@ -433,8 +438,7 @@ def test_ctrl_c_is_webots_quit_step_returns_minus_one_then_cleanup(tmp_path):
 
 
 def test_a_second_signal_interrupts_at_once(tmp_path):
-    script = tmp_path / "c.py"
-    script.write_text(textwrap.dedent("""\
+    process = spawn(tmp_path, """\
         from controller import Robot
         robot = Robot()
         print("ready", flush=True)
@@ -443,12 +447,7 @@ def test_a_second_signal_interrupts_at_once(tmp_path):
         print("stuck in cleanup", flush=True)
         while True:
             pass
-    """))
-    cfg = tmp_path / "robot.yaml"
-    cfg.write_text(yaml.safe_dump(CONFIG))
-    process = subprocess.Popen([sys.executable, "-m", "servo_sim.cli", "controller",
-                                str(script), str(cfg)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    """)
     try:
         assert process.stdout.readline() == "ready\n"
         process.send_signal(signal.SIGINT)
