@@ -474,3 +474,58 @@ def test_the_ros_get_brake_name_answers_the_configured_brake():
     sim = Simulation.from_config(load_world(REPO / "examples" / "webots" / "arm.wbt").config)
     assert row.call(sim.motor("shoulder")) == "shoulder brake"
     assert row.call(sim.motor("gripper::left")) == ""
+
+
+# --------------------------------------------------------------------------- the config
+
+
+@pytest.mark.parametrize("battery, expected", [
+    (12, (12.0, 12.0)), ([5, 10], (5.0, 10.0)), ([5.0, 10.0, 2.0], (5.0, 10.0)),
+])
+def test_the_config_battery(battery, expected):
+    from servo_sim.model import parse_config
+
+    cfg = parse_config({"battery": battery, "motors": [{"name": "a"}]})
+    assert (cfg.battery.energy, cfg.battery.capacity) == expected
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"battery": [11, 10]}, "field 'battery' = [11, 10]: the energy 11 J exceeds the "
+                            "capacity 10 J"),
+    ({"battery": -1}, "field 'battery' = -1: must be >= 0"),
+    ({"battery": [1]}, "field 'battery' = [1]: must be a capacity in J or [energy, "
+                       "capacity(, recharge)]"),
+    ({"motors": [{"name": "a", "brake_name": ""}]},
+     "motor 'a': field 'brake_name' = '': must be a non-empty device name"),
+    ({"motors": [{"name": "a", "position_sensor_name": 3}]},
+     "motor 'a': field 'position_sensor_name' = 3: must be a non-empty device name"),
+    ({"motors": [{"name": "a", "brake_name": "x"}, {"name": "b", "brake_name": "x"}]},
+     "motor 'b': field 'brake_name' = 'x': device name already used by the brake of motor "
+     "'a'"),
+    ({"motors": [{"name": "a", "brake_name": "b sensor"}, {"name": "b"}]},
+     "motor 'b': its position sensor's default name 'b sensor' (set 'position_sensor_name'): "
+     "device name already used by the brake of motor 'a'"),
+    ({"motors": [{"name": "a", "position_sensor_name": "a"}]},
+     "motor 'a': field 'position_sensor_name' = 'a': device name already used by motor 'a'"),
+])
+def test_bad_device_names_and_battery_in_the_config(raw, message):
+    from servo_sim.model import parse_config
+
+    with pytest.raises(ConfigError) as e:
+        parse_config({"motors": [{"name": "m"}], **raw})
+    assert str(e.value) == f"<dict>: {message}"
+
+
+def test_device_names_and_battery_survive_the_dict_form_and_run_time_changes():
+    from servo_sim.model import Simulation, parse_config
+    from servo_sim.model.config import to_dict
+
+    cfg = load_world(REPO / "examples" / "webots" / "arm.wbt").config
+    assert parse_config(to_dict(cfg)) == cfg.__class__(**{**cfg.__dict__,
+                                                          "source": "<dict>"})
+    sim = Simulation(cfg)
+    sim.set_parameter("shoulder", "damping_constant", 1.0)  # what a Brake does
+    shoulder = sim.config.motors[0]
+    assert (shoulder.brake_name, shoulder.position_sensor_name, sim.config.battery) == \
+        ("shoulder brake", "shoulder sensor", cfg.battery)
+    assert "brake_name" not in to_dict(parse_config({"motors": [{"name": "a"}]}))["motors"][0]

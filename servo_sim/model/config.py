@@ -113,6 +113,7 @@ _non_negative = _real(lambda v: v >= 0, ">= 0", minimum=0.0)
 _positive = _real(lambda v: v > 0, "> 0", minimum=0.0)  # the range is closed; 0 still fails
 _acceleration = _real(lambda v: v == -1 or v >= 0, "-1 (unlimited) or >= 0")
 _multiplier = _real(lambda v: v != 0, "non-zero")
+_resolution = _real(lambda v: v == -1 or v > 0, "-1 (infinite) or > 0")
 
 
 def _device_name(value: Any) -> str | None:
@@ -135,7 +136,6 @@ def _battery(value: Any) -> BatteryConfig:
     if energy > capacity:
         raise _FieldError(f"the energy {energy:g} J exceeds the capacity {capacity:g} J")
     return BatteryConfig(energy, capacity)
-_resolution = _real(lambda v: v == -1 or v > 0, "-1 (infinite) or > 0")
 
 
 # --------------------------------------------------------------------------- schema
