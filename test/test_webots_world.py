@@ -384,6 +384,8 @@ def test_bad_values_name_file_node_and_field(tmp_path, replace, message):
      "file"),
     ("HingeJoint { device [ RotationalMotor { name \"a\" } RotationalMotor { name \"b\" } ] }",
      "HingeJoint (line 1): field 'device' holds more than one motor"),
+    ("HingeJoint { device NULL }\nSliderJoint { device 3 }",
+     "SliderJoint (line 2): field 'device' = 3: must be a list of device nodes"),
 ])
 def test_bad_files(tmp_path, text, message):
     path = write(tmp_path, text, "bad.wbt")

@@ -404,7 +404,11 @@ class _Importer:
     def joint(self, node: Node, env: dict[str, Any]) -> None:
         for suffix in ("", "2", "3"):
             devices = self.field(node, "device" + suffix, env, [])
-            devices = [devices] if isinstance(devices, Node) else devices
+            if devices is None or isinstance(devices, Node):
+                devices = [] if devices is None else [devices]
+            elif not isinstance(devices, list):
+                raise self.error(node, None, "device" + suffix, devices,
+                                 "must be a list of device nodes")
             devices = [self.resolve(d, env) for d in devices]
             motors = [d for d in devices if isinstance(d, Node) and d.type in _MOTORS]
             if not motors:
