@@ -531,3 +531,38 @@ def test_device_names_and_battery_survive_the_dict_form_and_run_time_changes():
     assert (shoulder.brake_name, shoulder.position_sensor_name, sim.config.battery) == \
         ("shoulder brake", "shoulder sensor", cfg.battery)
     assert "brake_name" not in to_dict(parse_config({"motors": [{"name": "a"}]}))["motors"][0]
+
+
+
+_SCALARS = st.sampled_from(['"x"', '""', "1", "-1", "0.5", "1 2 3", "10 0 0", "NULL", "TRUE",
+                            "%<= v >%", "IS f", "USE A"])
+_TYPES = st.sampled_from(["Robot", "HingeJoint", "SliderJoint", "Hinge2Joint", "RotationalMotor",
+                          "LinearMotor", "PositionSensor", "Brake", "WorldInfo", "Solid", "Foo",
+                          "HingeJointParameters"])
+_FIELDS = st.sampled_from(["name", "device", "device2", "children", "endPoint", "jointParameters",
+                           "jointParameters2", "maxVelocity", "controlPID", "position",
+                           "minStop", "battery", "basicTimeStep", "maxForce", "resolution"])
+_NODES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.builds(lambda t, fs: t + " { " + " ".join(f"{f} {v}" for f, v in fs) + " }", _TYPES,
+              st.lists(st.tuples(_FIELDS, inner), max_size=5)),
+    st.builds(lambda items: "[ " + " ".join(items) + " ]", st.lists(inner, max_size=4)),
+    st.builds(lambda v: "DEF A " + v, inner)), max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_NODES, max_size=4) | st.lists(_SCALARS | _TYPES | _FIELDS | st.sampled_from(
+    ["{", "}", "[", "]", "PROTO", "EXTERNPROTO", "DEF", "field", "hidden"]), max_size=30))
+def test_any_text_is_a_world_or_one_config_error(tmp_path, pieces):
+    """Property: the reader never fails but with a ConfigError naming the file."""
+    path = write(tmp_path, "\n".join(pieces))
+    try:
+        load_world(path)
+    except ConfigError as exc:
+        assert str(exc).startswith(f"{path}: ")
+
+
+def test_a_pathologically_deep_file_is_a_config_error(tmp_path):
+    path = write(tmp_path, "Robot { children " + "[ " * 5000 + "] " * 5000 + "}")
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        load_world(path)

@@ -551,8 +551,11 @@ def load_world(path: str | Path) -> World:
         raise ConfigError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") \
             from None
     parser = _Parser(text, str(path))
-    nodes = parser.parse_file()
-    return _Importer(parser, str(path)).world(path, nodes)
+    try:
+        nodes = parser.parse_file()
+        return _Importer(parser, str(path)).world(path, nodes)
+    except RecursionError:
+        raise ConfigError(f"{path}: nodes nested too deeply to read") from None
 
 
 def is_webots_file(path: str | Path) -> bool:
