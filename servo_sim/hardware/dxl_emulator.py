@@ -396,13 +396,23 @@ def serve(ids: list[int], control: bool = False) -> None:
 
 
 class EmulatorProcess:
-    """The emulated bus in a child process; ``port`` is the path to open."""
+    """The emulated bus in a child process; ``port`` is the path to open.
 
-    def __init__(self, ids: list[int]) -> None:
+    ``nice`` < 0 raises the child's scheduling priority where that is allowed (root):
+    servos have processors of their own and always answer in time, while an emulator
+    starved by a busy machine misses dynamixel-sdk's packet timeout (about 34 ms).
+    """
+
+    def __init__(self, ids: list[int], nice: int = 0) -> None:
         self._process = subprocess.Popen(
             [sys.executable, "-m", "servo_sim.hardware.dxl_emulator", "--control",
              "--ids", *map(str, ids)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        if nice:
+            try:
+                os.setpriority(os.PRIO_PROCESS, self._process.pid, nice)
+            except PermissionError:
+                pass  # an ordinary user cannot: the emulator runs at the usual priority
         self.port: str = self._line("start")
 
     def _line(self, what: str) -> str:
