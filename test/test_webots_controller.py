@@ -611,6 +611,55 @@ def test_step_durations_run_whole_basic_steps(durations):
         session.close()
 
 
+_VALUES = st.floats(-20, 20) | st.sampled_from([math.nan, math.inf, -math.inf, 0.0, -1.0])
+_CALLS = st.one_of(
+    st.tuples(st.just("setPosition"), st.tuples(_VALUES)),
+    st.tuples(st.just("setVelocity"), st.tuples(_VALUES)),
+    st.tuples(st.just("setAcceleration"), st.tuples(_VALUES)),
+    st.tuples(st.just("setAvailableTorque"), st.tuples(_VALUES)),
+    st.tuples(st.just("setTorque"), st.tuples(_VALUES)),
+    st.tuples(st.just("setControlPID"), st.tuples(_VALUES, _VALUES, _VALUES)),
+)
+_MODEL = {"setPosition": "set_position", "setVelocity": "set_velocity",
+          "setAcceleration": "set_acceleration", "setAvailableTorque": "set_available_torque",
+          "setTorque": "set_torque", "setControlPID": "set_control_pid"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), _CALLS), max_size=15))
+def test_the_webots_motor_is_the_model_motor(calls):
+    """Property: any commands, good or bad, through the Webots API leave the bank
+    exactly as the same commands through the model's Motor (bad ones: warned, and
+    changing nothing in both)."""
+    from servo_sim.model import parse_config
+    from servo_sim.webots import api
+    from servo_sim.webots.session import Session
+
+    config = parse_config(CONFIG)
+    session = Session(config)
+    sim = Simulation(config)
+    api.activate(session)
+    try:
+        robot = api.Robot()
+        arm = robot.getDevice("arm")
+        for steps, (method, args) in calls:
+            getattr(arm, method)(*args)
+            try:
+                getattr(sim.motor("arm"), _MODEL[method])(*args)
+            except ValueError:
+                pass
+            robot.step(steps * DT)
+            sim.step(steps)
+            for name in ("position", "velocity", "motor_force", "energy", "target_position",
+                         "requested_position", "requested_velocity", "available_force",
+                         "acceleration", "control_p"):
+                assert getattr(session.sim.bank, name).tobytes() == \
+                    getattr(sim.bank, name).tobytes(), name
+    finally:
+        api.activate(None)
+        session.close()
+
+
 # --------------------------------------------------------------------------- dynamixel
 
 
