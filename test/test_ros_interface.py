@@ -11,7 +11,7 @@ from conftest import make_sim
 from rosbags.typesys import get_types_from_msg
 
 from servo_sim.model import ConfigError, Motor, ServoMode, Simulation, StateFlags, load_config
-from servo_sim.model.config import NODE_PARAMETERS
+from servo_sim.model.config import NODE_PARAMETERS, parse_config, to_dict
 from servo_sim.ros.interface import (
     ACTION_FIELDS,
     MOTOR_ACTIONS,
@@ -263,6 +263,24 @@ def test_parameter_specs_types_ranges_and_read_only():
     assert specs["arm.multiplier"].read_only
     assert specs["arm.load.external"].minimum is None
     assert all(s.description for s in specs.values())
+
+
+def test_device_names_are_read_only_parameters_and_round_trip():
+    """A config with Webots device names (a world import) starts the node: each name is a
+    documented read-only parameter, and the parameters give the same motors back."""
+    config = load_config(ROOT / "config" / "servo_sim.yaml")
+    raw = to_dict(config)
+    raw["motors"][0].update(position_sensor_name="shoulder sensor", brake_name="shoulder brake")
+    config = parse_config(raw)
+    specs = {s.name: s for s in parameter_specs(config)}
+    assert specs["arm.position_sensor_name"].value == "shoulder sensor"
+    assert specs["arm.brake_name"].value == "shoulder brake"
+    assert specs["arm.brake_name"].read_only and specs["arm.brake_name"].type == "string"
+    assert "gripper.brake_name" not in specs
+    again = config_from_parameters({s.name: s.value for s in specs.values()}, "test")
+    assert again.motors == config.motors
+    with pytest.raises(ValueError, match="read-only"):
+        Simulation(config).set_parameter("arm", "brake_name", "other")
 
 
 def test_parameters_round_trip_to_the_same_config():

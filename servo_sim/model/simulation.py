@@ -14,8 +14,10 @@ from .config import ConfigError, SimulationConfig, load_config, parse_config, to
 from .motor import Motor
 from .safety import report
 
-#: Motor fields fixed at start-up: changing them would change what the state means.
-READ_ONLY_FIELDS = frozenset({"type", "multiplier", "position"})
+#: Motor fields fixed at start-up: changing them would change what the state means, or
+#: rename devices that controllers and services have already found.
+READ_ONLY_FIELDS = frozenset({"type", "multiplier", "position", "position_sensor_name",
+                              "brake_name"})
 _RUNTIME = "run-time change"
 #: Fields that are also commands: a change goes through the command (its validation).
 _FIELD_COMMANDS: dict[str, Callable[[Motor, Any], None]] = {
