@@ -58,6 +58,27 @@ def hw(bus):
 # --------------------------------------------------------------------------- the protocol
 
 
+def test_a_long_gap_between_packets_does_not_make_the_servo_overshoot():
+    """A starved emulator advances its motors by a long gap at once: the same motion as
+    in short steps, no overshoot of the goal (it once read 5.08 rad for a 3 rad goal)."""
+    def servo():
+        s = emu.Servo(1)
+        s.put(emu.OPERATING_MODE, 1, emu.MODE_EXTENDED_POSITION)
+        s.put(emu.TORQUE_ENABLE, 1, 1)
+        s.put(emu.GOAL_POSITION, 4, 4000)
+        return s
+
+    at_once, in_gaps, in_steps = servo(), servo(), servo()
+    at_once.advance(1.0)
+    for _ in range(20):  # 50 ms gaps against 1 ms steps, compared at every gap
+        in_gaps.advance(0.05)
+        for _ in range(50):
+            in_steps.advance(0.001)
+        assert in_gaps.position == pytest.approx(in_steps.position, abs=5.0)
+    assert at_once.position == pytest.approx(in_steps.position, abs=5.0)
+    assert at_once.position == pytest.approx(4000, abs=2.0)
+
+
 def test_crc_of_the_manuals_read_example():
     # e-Manual, Protocol 2.0, Read: id 1 reads 4 bytes at 132 -> ... 1D 15
     frame = bytes.fromhex("FFFFFD0001070002840004 00".replace(" ", ""))

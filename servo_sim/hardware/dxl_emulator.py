@@ -76,6 +76,8 @@ TABLE_SIZE = 147
 #: unit of velocity error (current units per velocity unit) and velocity per current unit
 VELOCITY_TAU_S = 0.02
 POSITION_GAIN = 20.0
+#: the longest explicit step of the motor inside (VELOCITY_TAU_S / 10: stable, smooth)
+MAX_STEP_S = 0.002
 CURRENT_PER_VELOCITY_ERROR = 2.0
 VELOCITY_PER_CURRENT = 0.5
 #: X-series units: 0.229 rpm per velocity unit, 4096 ticks per revolution
@@ -175,9 +177,15 @@ class Servo:
         return 0
 
     def advance(self, dt: float) -> None:
-        """The motor inside, ``dt`` s on: first-order velocity towards the mode's goal."""
-        if dt <= 0:
-            return
+        """The motor inside, ``dt`` s on, in steps of at most :data:`MAX_STEP_S` (a long
+        gap between packets, a starved emulator, must not make the loop overshoot)."""
+        while dt > 0:
+            h = min(dt, MAX_STEP_S)
+            self._step(h)
+            dt -= h
+
+    def _step(self, dt: float) -> None:
+        """One explicit step: first-order velocity towards the mode's goal."""
         mode = self.get(OPERATING_MODE, 1)
         limit = self.get(CURRENT_LIMIT, 2)
         vmax = self.get(VELOCITY_LIMIT, 4) * TICKS_PER_VELOCITY_UNIT_S
