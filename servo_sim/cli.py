@@ -28,6 +28,7 @@ import numpy as np
 from . import resources
 from .analysis import step_metrics
 from .model import ConfigError, Motor, Simulation, SimulationConfig, load_config
+from .record import csv_columns, csv_row, run_steps
 
 #: ``--command`` keys: how each calls the motor.
 COMMANDS: dict[str, Callable[[Motor, list[float]], None]] = {
@@ -112,24 +113,6 @@ def load(config: str | None) -> Loaded:
 
 def _load(config: str | None) -> Simulation:
     return Simulation(load(config).config)
-
-
-def run_steps(duration_s: float, step_ms: int) -> int:
-    """Basic time steps in ``duration_s`` simulated seconds (the nearest whole number)."""
-    return round(duration_s * 1000 / step_ms)
-
-
-def csv_columns(sim: Simulation) -> list[str]:
-    """The ``--csv`` header: time, then position, velocity, motor force, energy per motor."""
-    return ["time"] + [f"{m.name}.{q}" for m in sim for q in
-                       ("position", "velocity", "motor_force", "energy")]
-
-
-def csv_row(sim: Simulation) -> list[float]:
-    """One ``--csv`` row: the true state now (see :func:`csv_columns`)."""
-    b = sim.bank
-    state = np.column_stack([b.position, b.velocity, b.motor_force, b.energy]).ravel()
-    return [sim.time, *state.tolist()]
 
 
 def cmd_run(args: argparse.Namespace) -> int:

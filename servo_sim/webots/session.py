@@ -21,12 +21,12 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..cli import csv_columns, csv_row, run_steps  # what `run` records, its rounding
 from ..hardware import HardwareSystem, LifecycleState
 from ..model import Motor
 from ..model.config import MotorConfig, SimulationConfig
 from ..model.sensors import SampledSensors
 from ..pacing import Pacer
+from ..record import csv_columns, csv_row, run_steps  # what `run` records
 
 log = logging.getLogger("servo_sim")
 

@@ -1,0 +1,27 @@
+"""What a run records and how long it runs, shared by the CLI and the Webots controller
+session (ROS-free; no import of :mod:`servo_sim.cli`, which imports the Webots package)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .model import Simulation
+
+
+def run_steps(duration_s: float, step_ms: int) -> int:
+    """Basic time steps in ``duration_s`` simulated seconds (the nearest whole number):
+    what ``servo-sim run`` and ``step-response`` run."""
+    return round(duration_s * 1000 / step_ms)
+
+
+def csv_columns(sim: Simulation) -> list[str]:
+    """The ``--csv`` header: time, then position, velocity, motor force, energy per motor."""
+    return ["time"] + [f"{m.name}.{q}" for m in sim for q in
+                       ("position", "velocity", "motor_force", "energy")]
+
+
+def csv_row(sim: Simulation) -> list[float]:
+    """One ``--csv`` row: the true state now (see :func:`csv_columns`)."""
+    b = sim.bank
+    state = np.column_stack([b.position, b.velocity, b.motor_force, b.energy]).ravel()
+    return [sim.time, *state.tolist()]
