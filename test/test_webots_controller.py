@@ -16,7 +16,8 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -583,6 +584,35 @@ def test_a_config_with_duplicate_device_names_is_refused(tmp_path):
 
 
 # --------------------------------------------------------------------------- in-process
+
+
+@contextmanager
+def in_process(config: dict = CONFIG, **session_args) -> Iterator[tuple]:
+    """The controller API (servo_sim.webots.api) serving a Session on ``config`` here,
+    in this process: (api, session)."""
+    from servo_sim.model import parse_config
+    from servo_sim.webots import api
+    from servo_sim.webots.session import Session
+
+    session = Session(parse_config(config), **session_args)
+    api.activate(session)
+    try:
+        yield api, session
+    finally:
+        api.activate(None)
+        session.close()
+
+
+def test_node_types_are_the_numbers_of_the_current_webots_header():
+    """WbNodeType of cyberbotics/webots include/controller/c/webots/nodes.h: POSE after
+    POINT_SET, VACUUM_GRIPPER after TOUCH_SENSOR (counted there by hand)."""
+    with in_process() as (api, _):
+        robot = api.Robot()
+        assert [robot.getDevice(name).getNodeType() for name in
+                ("arm", "arm sensor", "slide", "slide brake")] == [57, 52, 50, 37]
+        node = api.Node
+        assert (node.NO_NODE, node.POSE, node.SHAPE, node.ROBOT, node.VACUUM_GRIPPER,
+                node.BALL_JOINT, node.RADIO) == (0, 26, 27, 34, 61, 62, 87)
 
 
 @settings(max_examples=25, deadline=None)
