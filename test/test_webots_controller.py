@@ -503,6 +503,35 @@ def test_property_forms_and_generic_devices(tmp_path):
     assert "The index of wb_robot_get_device_by_index() is out of the bounds" in r.stderr
 
 
+def test_the_robots_property_forms_and_user_input_not_simulated(tmp_path):
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot
+        robot = Robot()
+        robot.battery_sensor_sampling_period = None     # Webots: the basic time step
+        print(json.dumps([robot.mode, robot.world_path, robot.project_path, robot.supervisor,
+                          robot.synchronization, robot.battery_sensor_sampling_period,
+                          [robot.getMode(), robot.getWorldPath(), robot.getProjectPath(),
+                           robot.getSupervisor(), robot.getSynchronization()]]))
+        for get in (robot.getKeyboard, robot.getMouse, robot.getJoystick):
+            try:
+                get()
+            except NotImplementedError as exc:
+                print(exc)
+        robot.keyboard.enable(8)
+    """, None)
+    assert r.returncode == 1
+    provided = ("is not available: servo_sim provides the motors, their position sensors "
+                "and brakes (AnsiCodes, Brake, Device, Motor, Node, PositionSensor, Robot)")
+    assert printed(r.stdout) == [[0, "", "", False, True, 8, [0, "", "", False, True]]]
+    assert r.stdout.splitlines()[1:] == [f"servo-sim controller: {name} {provided}"
+                                         for name in ("Keyboard", "Mouse", "Joystick")]
+    assert r.stderr.endswith("NotImplementedError: servo-sim controller: Keyboard "
+                             f"{provided}\n")
+    assert 'my_controller.py", line 15, in <module>' in r.stderr
+    assert "servo_sim" not in r.stderr.split("NotImplementedError")[0]
+
+
 def test_a_real_device_that_does_not_answer_is_one_line_exit_2(tmp_path):
     config = {"motors": [{"name": "pan"}], "hardware": {
         "plugin": "dynamixel", "port": str(tmp_path / "no-such-port"), "baud_rate": 4000000,

@@ -539,19 +539,33 @@ class Robot:
         self._custom_data = str(data)
 
     def getSupervisor(self) -> bool:
-        return False
+        return self.supervisor
 
     def getSynchronization(self) -> bool:
-        return True
+        return self.synchronization
 
     def getMode(self) -> int:
-        return self.MODE_SIMULATION
+        return self.mode
 
     def getProjectPath(self) -> str:
-        return ""
+        return self.project_path
 
     def getWorldPath(self) -> str:
-        return self._session.world_path
+        return self.world_path
+
+    # Webots' user input: not simulated (a clear error, not an AttributeError)
+    def getKeyboard(self) -> Any:
+        raise NotImplementedError(not_provided("Keyboard"))
+
+    def getMouse(self) -> Any:
+        raise NotImplementedError(not_provided("Mouse"))
+
+    def getJoystick(self) -> Any:
+        raise NotImplementedError(not_provided("Joystick"))
+
+    keyboard = property(getKeyboard)
+    mouse = property(getMouse)
+    joystick = property(getJoystick)
 
     @property
     def basic_time_step(self) -> float:
@@ -570,6 +584,27 @@ class Robot:
         return ""
 
     @property
+    def mode(self) -> int:
+        return self.MODE_SIMULATION
+
+    @property
+    def world_path(self) -> str:
+        """The Webots file the motors came from ("" for a servo_sim config)."""
+        return self._session.world_path
+
+    @property
+    def project_path(self) -> str:
+        return ""
+
+    @property
+    def supervisor(self) -> bool:
+        return False
+
+    @property
+    def synchronization(self) -> bool:
+        return True
+
+    @property
     def number_of_devices(self) -> int:
         return self.getNumberOfDevices()
 
@@ -578,8 +613,9 @@ class Robot:
         return self.batterySensorGetSamplingPeriod()
 
     @battery_sensor_sampling_period.setter
-    def battery_sensor_sampling_period(self, period: int) -> None:
-        self.batterySensorEnable(period)
+    def battery_sensor_sampling_period(self, period: int | None) -> None:
+        """None: the basic time step (as Webots' robot.py)."""
+        self.batterySensorEnable(int(self._session.step_ms) if period is None else period)
 
     custom_data = property(getCustomData, setCustomData)
 
@@ -590,6 +626,12 @@ def activate(session: Session | None) -> None:
     _session = session
     Robot.created = None
     _instances.clear()
+
+
+def not_provided(name: str) -> str:
+    """Why Webots' ``name`` (Camera, Keyboard...) fails here."""
+    return (f"servo-sim controller: {name} is not available: servo_sim provides the "
+            "motors, their position sensors and brakes (" + ", ".join(__all__) + ")")
 
 
 __all__ = ["AnsiCodes", "Brake", "Device", "Motor", "Node", "PositionSensor", "Robot"]

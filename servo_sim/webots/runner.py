@@ -60,9 +60,7 @@ def controller_module() -> types.ModuleType:
 def _not_provided(name: str) -> Any:
     """``from controller import Camera``: an ImportError that says why."""
     if name in api.NOT_PROVIDED:
-        raise ImportError(f"servo-sim controller: {name} is not available: servo_sim "
-                          "provides the motors, their position sensors and brakes ("
-                          + ", ".join(api.__all__) + ")", name="controller")
+        raise ImportError(api.not_provided(name), name="controller")
     raise AttributeError(f"module 'controller' has no attribute {name!r}")
 
 
