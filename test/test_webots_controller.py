@@ -235,7 +235,8 @@ def test_coupled_motors_by_their_webots_names(tmp_path):
     assert read_csv(tmp_path / "out.csv") == (header, rows)
 
 
-def test_a_brake_adds_its_damping_to_the_joint(tmp_path):
+def test_a_brake_adds_its_damping_to_the_joints_own(tmp_path):
+    config = {**CONFIG, "motors": [ARM, {**SLIDE, "damping_constant": 2.0}]}
     r = controller(tmp_path, """
         import json
         from controller import Robot, Brake, Node
@@ -249,18 +250,45 @@ def test_a_brake_adds_its_damping_to_the_joint(tmp_path):
         robot.step(80)
         brake.setDampingConstant(40.0)
         brake.setDampingConstant(float("nan"))  # refused, warned: still 40
+        brake.setDampingConstant(-1)            # refused, warned
+        robot.step(80)
+        brake.dampingConstant = 10              # replaces the brake's 40 (property form)
         while robot.step(8) != -1:
             pass
-    """, None, "--duration", "0.3", "--csv", "out.csv")
+    """, config, "--duration", "0.3", "--csv", "out.csv")
     assert r.returncode == 0, r.stderr
-    assert "Warning: brake 'slide brake' (motor 'slide'): damping constant nan rejected" \
-        in r.stderr
-    header, rows, _ = expected(CONFIG, 38, {
+    for refused in ("nan rejected: must be finite.", "-1 rejected: must be >= 0."):
+        assert f"Warning: brake 'slide brake' (motor 'slide'): damping constant {refused}" \
+            in r.stderr
+    # the joint's damping: its own 2 N*s/m, plus the brake's 40, then plus 10
+    header, rows, _ = expected(config, 38, {
         0: lambda s: s.motor("slide").set_available_force(0),
-        10: lambda s: s.set_parameter("slide", "damping_constant", 40.0)})
+        10: lambda s: s.set_parameter("slide", "damping_constant", 42.0),
+        20: lambda s: s.set_parameter("slide", "damping_constant", 12.0)})
     assert read_csv(tmp_path / "out.csv") == (header, rows)
     falls = [row[5] for row in rows]
-    assert falls[10] - falls[11] > 10 * (falls[-2] - falls[-1]) > 0  # braked
+    assert falls[10] - falls[11] > falls[15] - falls[16] > 0  # braked
+    assert falls[-2] - falls[-1] > falls[15] - falls[16]  # less braked
+
+
+def test_bad_sampling_periods_are_refused_by_the_models_rule(tmp_path):
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot
+        robot = Robot()
+        arm = robot.getDevice("arm")
+        arm.enableForceFeedback(16)
+        arm.enableTorqueFeedback(-8)            # refused: still 16
+        sensor = arm.getPositionSensor()
+        sensor.enable(2.5)                      # refused: still disabled
+        print(json.dumps([arm.getForceFeedbackSamplingPeriod(), sensor.getSamplingPeriod()]))
+    """, None)
+    assert r.returncode == 0, r.stderr
+    assert printed(r.stdout) == [[16, 0]]
+    assert "servo-sim: warning: motor 'arm': force feedback sampling period = -8 rejected: " \
+        "the sampling period must be >= 0" in r.stderr
+    assert "servo-sim: warning: motor 'arm': position sampling period = 2.5 rejected: the " \
+        "sampling period must be an integer number of ms" in r.stderr
 
 
 def test_the_battery_drains_with_the_motors_energy_and_ends_the_run(tmp_path):

@@ -29,6 +29,7 @@ import sys
 from typing import Any
 
 from ..model import Motor as _ModelMotor
+from ..model.config import parse_field
 from .session import BRAKE, MOTOR, POSITION_SENSOR, ControllerEnded, DeviceSpec, Session
 
 _session: Session | None = None
@@ -105,7 +106,8 @@ def _active_session() -> Session:
 
 
 def _period(value: Any, function: str) -> int | None:
-    """A sampling period in ms, or None after Webots' error message."""
+    """A sampling period in ms, or None after Webots' error message (the battery's: the
+    motors' sensors are checked by the model's ``Motor.enable_*``)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         _error(f"Error: {function}() called with an invalid sampling period {value!r}: "
                "must be an integer number of ms >= 0.")
@@ -260,8 +262,7 @@ class Motor(_JointDevice):
 
     # force / torque feedback
     def enableForceFeedback(self, sampling_period: int) -> None:
-        if _period(sampling_period, "wb_motor_enable_force_feedback") is not None:
-            self._command(_ModelMotor.enable_force_feedback, sampling_period)
+        self._command(_ModelMotor.enable_force_feedback, sampling_period)
 
     def disableForceFeedback(self) -> None:
         self.enableForceFeedback(0)
@@ -324,9 +325,8 @@ class PositionSensor(_JointDevice):
                         else sampling_period)
 
     def enable(self, sampling_period: int) -> None:
-        if _period(sampling_period, "wb_position_sensor_enable") is not None:
-            self._session.command(self._spec.motor.name, _ModelMotor.enable_position,
-                                  sampling_period)
+        self._session.command(self._spec.motor.name, _ModelMotor.enable_position,
+                              sampling_period)
 
     def disable(self) -> None:
         self.enable(0)
@@ -356,10 +356,11 @@ class Brake(_JointDevice):
     def setDampingConstant(self, c: float) -> None:
         """The brake's damping, N*m*s/rad or N*s/m (>= 0), added to the joint's own."""
         motor = self._spec.motor.name
-        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not math.isfinite(c) \
-                or c < 0:
+        try:  # the rule of the config's damping_constant
+            damping = parse_field("damping_constant", c)
+        except ValueError as exc:
             _error(f"Warning: brake {self.name!r} (motor {motor!r}): damping constant "
-                   f"{c!r} rejected: must be a finite number >= 0.")
+                   f"{c!r} rejected: {exc}.")
             return
         system = self._session.system
         if not system.simulated and not self._session.warned_brake:
@@ -368,7 +369,7 @@ class Brake(_JointDevice):
                    "brake; the damping changes the model's joint only.")
         try:
             self._session.sim.set_parameter(motor, "damping_constant",
-                                            self._spec.motor.damping_constant + float(c))
+                                            self._spec.motor.damping_constant + damping)
         except ValueError as exc:
             _error(f"Warning: brake {self.name!r}: {exc}")
 
