@@ -305,7 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
     ctl.add_argument("config", nargs="?", help="config file, .wbt or .proto (default: the "
                      "packaged config)")
     ctl.add_argument("--duration", type=float, default=None,
-                     help="simulated seconds, then step() returns -1 (default: no end)")
+                     help="simulated seconds (rounded up to whole basic time steps), "
+                          "then step() returns -1 (default: no end)")
     ctl.add_argument("--real-time-factor", type=float, default=None,
                      help="1 = wall-clock pace, 0 = as fast as possible (default: 0 "
                           "simulated, 1 on real hardware)")

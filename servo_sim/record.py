@@ -3,6 +3,8 @@ session (ROS-free; no import of :mod:`servo_sim.cli`, which imports the Webots p
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .model import Simulation
@@ -12,6 +14,18 @@ def run_steps(duration_s: float, step_ms: int) -> int:
     """Basic time steps in ``duration_s`` simulated seconds (the nearest whole number):
     what ``servo-sim run`` and ``step-response`` run."""
     return round(duration_s * 1000 / step_ms)
+
+
+#: Slack for a duration that is a whole number of steps but for float error (2.023 s
+#: of 7-ms steps is 289.00000000000006 steps).
+STEP_TOLERANCE = 1e-9
+
+
+def steps_to_reach(duration_s: float, step_ms: int) -> int:
+    """The fewest basic time steps that reach ``duration_s`` simulated seconds (rounded
+    up, give or take STEP_TOLERANCE): ``servo-sim controller --duration``, after which
+    ``step`` returns -1."""
+    return max(0, math.ceil(duration_s * 1000 / step_ms - STEP_TOLERANCE))
 
 
 def csv_columns(sim: Simulation) -> list[str]:

@@ -10,6 +10,7 @@ the command's CSV code.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import signal
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr
 from pathlib import Path
 
 import pytest
@@ -203,7 +204,8 @@ def test_torque_control_and_the_deprecated_getters(tmp_path):
     def later(sim):
         sim.motor("arm").set_torque(0.1), sim.motor("arm").set_available_torque(2.0)
 
-    header, rows, _ = expected(CONFIG, 62, {0: lambda s: s.motor("arm").set_torque(0.4),
+    # --duration 0.5: 62.5 steps of 8 ms, rounded up to 63
+    header, rows, _ = expected(CONFIG, 63, {0: lambda s: s.motor("arm").set_torque(0.4),
                                             25: later})  # 25 * 8 ms = 0.2 s
     assert read_csv(tmp_path / "out.csv") == (header, rows)
 
@@ -672,30 +674,46 @@ def test_node_types_are_the_numbers_of_the_current_webots_header():
                 node.BALL_JOINT, node.RADIO) == (0, 26, 27, 34, 61, 62, 87)
 
 
-@settings(max_examples=25, deadline=None)
-@given(st.lists(st.sampled_from([0, 8, 16, 24, 40]), min_size=1, max_size=12))
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-12, 44), min_size=1, max_size=12))
 def test_step_durations_run_whole_basic_steps(durations):
-    """Property: step(d) advances ceil(d / dt) basic steps and returns 0 while the run
-    lasts; the step that reaches --duration returns -1."""
-    from servo_sim.model import parse_config
-    from servo_sim.webots import api
-    from servo_sim.webots.session import Session
-
-    session = Session(parse_config(CONFIG), duration=0.2)
-    api.activate(session)
-    try:
+    """Property: step(d) advances ceil(d / dt) basic steps (a d that is not a multiple of
+    dt: Webots' warning, once) and returns 0 while the run lasts; a negative d is an
+    error and advances nothing; the step that reaches --duration returns -1."""
+    stderr = io.StringIO()
+    with in_process(duration=0.2) as (api, session), redirect_stderr(stderr):
         robot = api.Robot()
-        done = 0
+        done, off_grid, negative = 0, False, 0
         for d in durations:
             result = robot.step(d)
-            done = min(done + math.ceil(d / DT), 25)
+            if d < 0:
+                negative += 1
+            else:
+                done = min(done + -(-d // DT), 25)  # ceil, in integers
+                off_grid = off_grid or d % DT != 0
             assert session.time_ms == done * DT
             assert result == (-1 if done == 25 else 0)
             if result == -1:
                 break
-    finally:
-        api.activate(None)
-        session.close()
+    said = stderr.getvalue()
+    assert said.count("Error: wb_robot_step() called with an invalid duration") == negative
+    assert said.count("is not a multiple of WorldInfo.basicTimeStep (8 ms)") == off_grid
+
+
+@pytest.mark.parametrize("step_ms, duration, steps", [
+    (8, 0.5, 63),       # 62.5 steps: rounded up (0.504 s), not half-to-even (62)
+    (8, 0.003, 1),      # less than a step: the first step reaches it
+    (8, 0.2, 25),
+    (7, 2.023, 289),    # 289.00000000000006 steps in floats: a whole number
+    (4, 0.6, 150),
+])
+def test_the_duration_is_rounded_up_to_whole_steps(step_ms, duration, steps):
+    config = {**CONFIG, "basic_time_step_ms": step_ms}
+    with in_process(config, duration=duration) as (api, session):
+        robot = api.Robot()
+        results = [robot.step() for _ in range(steps)]
+        assert results == [0] * (steps - 1) + [-1]
+        assert session.time_ms == steps * step_ms
 
 
 _VALUES = st.floats(-20, 20) | st.sampled_from([math.nan, math.inf, -math.inf, 0.0, -1.0])

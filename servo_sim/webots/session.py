@@ -26,7 +26,7 @@ from ..model import Motor
 from ..model.config import MotorConfig, SimulationConfig
 from ..model.sensors import SampledSensors
 from ..pacing import Pacer
-from ..record import csv_columns, csv_row, run_steps  # what `run` records
+from ..record import csv_columns, csv_row, steps_to_reach
 
 log = logging.getLogger("servo_sim")
 
@@ -99,8 +99,9 @@ class Session:
         if not simulated and real_time_factor != 1.0:
             raise SessionError(f"hardware {self.system.plugin_name!r} is real: it runs in "
                                f"real time (--real-time-factor 1), not {real_time_factor:g}")
-        self.end_ms = None if duration is None else run_steps(duration, self.step_ms) \
-            * self.step_ms
+        #: --duration reached: the first whole step at or after it
+        self.end_ms = None if duration is None \
+            else steps_to_reach(duration, self.step_ms) * self.step_ms
         self.devices = device_specs(config)
         self.battery = config.battery
         #: the battery sensor: one sampled sensor (Webots' sampling-period rules)
