@@ -183,6 +183,41 @@ def test_a_plain_script_in_velocity_control_with_inf(tmp_path):
     assert rows[200][5] > rows[-1][5] > 0  # up at 0.3 m/s, then down at 0.2 m/s
 
 
+def test_sensors_start_disabled_whatever_the_config_says(tmp_path):
+    config = {**CONFIG, "motors": [
+        {**ARM, "force_feedback_sampling_period_ms": 8,
+         "position_sensor": {"sampling_period_ms": 8, "noise": 0.01}}, SLIDE]}
+    r = controller(tmp_path, """
+        import json
+        from controller import Robot
+        robot = Robot()
+        arm = robot.getDevice("arm")
+        sensor = arm.getPositionSensor()
+        print(json.dumps([sensor.getSamplingPeriod(), arm.getTorqueFeedbackSamplingPeriod()]))
+        robot.step(16)
+        print(json.dumps([sensor.getValue(), arm.getTorqueFeedback()]))
+        sensor.enable(8)
+        arm.enableTorqueFeedback(8)
+        arm.setPosition(1.0)
+        for _ in range(3):
+            robot.step(8)
+            print(json.dumps([sensor.getValue(), arm.getTorqueFeedback()]))
+    """, config)
+    assert r.returncode == 0, r.stderr
+    assert "wb_position_sensor_get_value() called for a disabled device" in r.stderr
+    assert "wb_motor_get_torque_feedback() called for a disabled device" in r.stderr
+    sim = Simulation.from_config(config)  # the same, the sensors off from the start
+    arm = sim.motor("arm")
+    arm.disable_position(), arm.disable_force_feedback()
+    sim.step(2)
+    arm.enable_position(8), arm.enable_force_feedback(8), arm.set_position(1.0)
+    values = []
+    for _ in range(3):
+        sim.step()
+        values.append([arm.get_position(), arm.get_force_feedback()])
+    assert printed(r.stdout) == [[0, 0], [None, None], *values]
+
+
 def test_torque_control_and_the_deprecated_getters(tmp_path):
     r = controller(tmp_path, """
         import json

@@ -128,6 +128,9 @@ class Session:
             self.close()
             raise SessionError(f"{config.source}: hardware {self.system.plugin_name!r}: "
                                f"{reason}")
+        for motor in self.sim:  # in Webots every sensor starts disabled, whatever the
+            motor.disable_position()  # config's sampling periods say
+            motor.disable_force_feedback()
         if self._csv is not None:
             self._csv.writerow(csv_columns(self.sim))
             self._csv.writerow(csv_row(self.sim))
