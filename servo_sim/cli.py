@@ -243,6 +243,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         coupled = f", coupled with {', '.join(m.coupled)}" if len(m.coupled) > 1 else ""
         devices = "".join(f", {kind} {name!r}" for kind, name in (
             ("position sensor", mc.position_sensor_name), ("brake", mc.brake_name)) if name)
+        if mc.position_sensor_name == "":
+            devices += ", no position sensor"
         print(f"  {m.name}: {m.get_type()}, max velocity {m.get_max_velocity():g}, "
               f"max force {m.get_max_force():g}, PID {m.get_control_pid()}{coupled}{devices}")
     return 0

@@ -206,8 +206,8 @@ def test_every_construct_of_a_world_file(tmp_path, caplog):
     assert (wrist.position_sensor_name, wrist.brake_name) == ("wrist encoder", "wrist brake")
     assert (wrist.position_sensor.resolution, wrist.position_sensor.noise) == (0.001, 0.0005)
     pan, tilt = cfg.motors[1:3]
-    assert (pan.position, pan.max_force, pan.position_sensor_device) == (0.0, 10.0,
-                                                                        "pan sensor")
+    assert (pan.position, pan.max_force, pan.position_sensor_name,  # a joint without one
+            pan.position_sensor_device) == (0.0, 10.0, "", None)
     assert (tilt.position, tilt.max_force, tilt.position_sensor_name) == (-0.1, 2.0,
                                                                          "tilt sensor")
     for finger in cfg.motors[3:5]:  # the PROTO, expanded with the defaults
@@ -394,6 +394,39 @@ def test_bad_files(tmp_path, text, message):
     assert str(e.value) == f"{path}: {message}"
 
 
+def test_a_joint_without_a_position_sensor_has_none(tmp_path):
+    """Webots gives a joint's devices only those in its device list: no invented sensor
+    (whose default name could even be another joint's sensor's)."""
+    from servo_sim.webots import api
+    from servo_sim.webots.session import Session
+
+    path = write(tmp_path, textwrap.dedent("""\
+        Robot { children [
+          HingeJoint { device [ RotationalMotor { name "a" } ] }
+          HingeJoint { device [ RotationalMotor { name "b" } Brake { name "b brake" }
+                                PositionSensor { name "a sensor" } ] }
+          SliderJoint { device [ Brake { name "c brake" } LinearMotor { name "c" } ] }
+        ] }
+    """))
+    config = load_world(path).config
+    assert [(m.name, m.position_sensor_name) for m in config.motors] == \
+        [("a", ""), ("b", "a sensor"), ("c", "")]
+    session = Session(config)
+    api.activate(session)
+    try:
+        robot = api.Robot()
+        assert [robot.getDeviceByIndex(i).getName() for i in
+                range(robot.getNumberOfDevices())] == ["a", "b", "a sensor", "b brake", "c",
+                                                        "c brake"]
+        a, sensor, c_brake = (robot.getDevice(n) for n in ("a", "a sensor", "c brake"))
+        assert a.getPositionSensor() is None and a.position_sensor is None
+        assert sensor.getMotor() is robot.getDevice("b")
+        assert c_brake.getPositionSensor() is None and c_brake.getMotor().getName() == "c"
+    finally:
+        api.activate(None)
+        session.close()
+
+
 def test_an_unreadable_file(tmp_path):
     with pytest.raises(ConfigError, match=r"missing\.wbt: cannot read: No such file"):
         load_world(tmp_path / "missing.wbt")
@@ -446,8 +479,10 @@ def test_check_prints_the_motors_found(tmp_path):
                        "4 ms, battery 80/100 J"
     assert lines[1] == ("  wrist: rotational, max velocity 3.5, max force 7, PID (15.0, 0.5, "
                         "0.1), position sensor 'wrist encoder', brake 'wrist brake'")
+    assert lines[2] == "  pan: rotational, max velocity 10, max force 10, PID (10.0, 0.0, " \
+                       "0.0), no position sensor"
     assert lines[4].startswith("  grip::a: linear, max velocity 0.1, max force 20, ")
-    assert lines[4].endswith("coupled with grip::a, grip::b")
+    assert lines[4].endswith("coupled with grip::a, grip::b, no position sensor")
     assert "PROTO instances not defined in the file cannot be expanded" in r.stderr
 
 
@@ -500,7 +535,8 @@ def test_the_config_battery(battery, expected):
     ({"motors": [{"name": "a", "brake_name": ""}]},
      "motor 'a': field 'brake_name' = '': must be a non-empty device name"),
     ({"motors": [{"name": "a", "position_sensor_name": 3}]},
-     "motor 'a': field 'position_sensor_name' = 3: must be a non-empty device name"),
+     "motor 'a': field 'position_sensor_name' = 3: must be a device name, or \"\" for no "
+     "PositionSensor"),
     ({"motors": [{"name": "a", "brake_name": "x"}, {"name": "b", "brake_name": "x"}]},
      "motor 'b': field 'brake_name' = 'x': device name already used by the brake of motor "
      "'a'"),
@@ -516,6 +552,20 @@ def test_bad_device_names_and_battery_in_the_config(raw, message):
     with pytest.raises(ConfigError) as e:
         parse_config({"motors": [{"name": "m"}], **raw})
     assert str(e.value) == f"<dict>: {message}"
+
+
+def test_an_empty_position_sensor_name_is_no_sensor():
+    from servo_sim.model import parse_config
+    from servo_sim.model.config import to_dict
+    from servo_sim.webots.session import device_specs
+
+    cfg = parse_config({"motors": [{"name": "a", "position_sensor_name": ""},
+                                   {"name": "b", "brake_name": "a sensor"}]})
+    assert [m.position_sensor_device for m in cfg.motors] == [None, "b sensor"]
+    assert [(s.name, s.kind) for s in device_specs(cfg)] == [
+        ("a", "motor"), ("b", "motor"), ("b sensor", "position sensor"),
+        ("a sensor", "brake")]
+    assert parse_config(to_dict(cfg)) == cfg
 
 
 def test_device_names_and_battery_survive_the_dict_form_and_run_time_changes():

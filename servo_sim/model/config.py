@@ -124,6 +124,16 @@ def _device_name(value: Any) -> str | None:
     return value
 
 
+def _sensor_name(value: Any) -> str | None:
+    """A position sensor's device name; "" for none (a Webots joint without one)."""
+    if value == "":
+        return value
+    try:
+        return _device_name(value)
+    except _FieldError:
+        raise _FieldError('must be a device name, or "" for no PositionSensor') from None
+
+
 def _battery(value: Any) -> BatteryConfig:
     """A capacity in J (the battery starts full) or Webots' ``[energy, capacity(,
     recharge)]``; the recharge needs a Webots Charger, so it is accepted and unused."""
@@ -187,16 +197,18 @@ class MotorConfig:
     #: (0 = off); beyond Webots (SPEC §3)
     command_timeout: float = 0.0
     #: device name of the motor's PositionSensor (Webots controllers, ``getDevice``);
-    #: None: ``"<name> sensor"`` (see :attr:`position_sensor_device`)
+    #: None: ``"<name> sensor"``; "": the joint has no PositionSensor (see
+    #: :attr:`position_sensor_device`)
     position_sensor_name: str | None = None
     #: device name of a Brake on the motor's joint; None: the joint has no brake
     brake_name: str | None = None
 
     @property
-    def position_sensor_device(self) -> str:
-        """The device name of the motor's position sensor (configured or the default)."""
+    def position_sensor_device(self) -> str | None:
+        """The device name of the motor's PositionSensor (configured or the default), or
+        None when the config says it has none (``position_sensor_name: ""``)."""
         if self.position_sensor_name is not None:
-            return self.position_sensor_name
+            return self.position_sensor_name or None
         return f"{self.name}{DEFAULT_SENSOR_SUFFIX}"
 
     @property
@@ -255,7 +267,7 @@ _MOTOR_PARSERS: dict[str, Callable[[Any], Any]] = {
     "inertia": _positive,
     "force_feedback_sampling_period_ms": _integer(0),
     "command_timeout": _non_negative,
-    "position_sensor_name": _device_name,
+    "position_sensor_name": _sensor_name,
     "brake_name": _device_name,
 }
 _NESTED_PARSERS: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {

@@ -57,11 +57,12 @@ class DeviceSpec:
 
 def device_specs(config: SimulationConfig) -> list[DeviceSpec]:
     """The robot's devices in Webots tag order (tag = index + 1): per motor, the motor,
-    its position sensor and its brake if it has one."""
+    its position sensor and its brake, each if it has one."""
     specs = []
     for m in config.motors:
         specs.append(DeviceSpec(m.name, MOTOR, m))
-        specs.append(DeviceSpec(m.position_sensor_device, POSITION_SENSOR, m))
+        if m.position_sensor_device is not None:
+            specs.append(DeviceSpec(m.position_sensor_device, POSITION_SENSOR, m))
         if m.brake_name is not None:
             specs.append(DeviceSpec(m.brake_name, BRAKE, m))
     return specs

@@ -15,8 +15,8 @@ What is read (Webots name -> servo_sim config field):
 * the joint's ``jointParameters``: ``position``, ``springConstant``,
   ``dampingConstant``, ``staticFriction``, ``minStop``, ``maxStop``;
 * the ``PositionSensor`` (``name``, ``resolution``, ``noise``) and ``Brake`` (``name``)
-  of the same device list -> ``position_sensor_name``, ``position_sensor.*``,
-  ``brake_name``;
+  of the same device list -> ``position_sensor_name`` (``""``: the joint has none),
+  ``position_sensor.*``, ``brake_name``;
 * ``Robot.name`` and ``Robot.battery`` -> the controller's robot name and ``battery``.
 
 Absent fields take Webots' defaults, which are servo_sim's. Joints of ``Hinge2Joint``
@@ -419,6 +419,7 @@ class _Importer:
                 raise ConfigError(f"{self.source}: {node.label()}: field 'device{suffix}' "
                                   "holds more than one motor")
             motor = self.motor(motors[0], env)
+            motor["position_sensor_name"] = ""  # none, unless the device list has one
             params = self.field(node, "jointParameters" + suffix, env)
             if isinstance(params, Node):
                 self.copy(params, env, _JOINT_FIELDS, motor)
