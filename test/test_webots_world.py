@@ -227,6 +227,47 @@ def test_every_construct_of_a_world_file(tmp_path, caplog):
         f"inside them are not imported: {listed}"]
 
 
+OUTSIDE_JOINTS = """\
+Robot {
+  children [
+    Propeller {
+      device RotationalMotor {
+        name "prop motor"
+      }
+    }
+    Track {
+      device [
+        LinearMotor {
+          name "belt motor"
+        }
+      ]
+    }
+    HingeJoint {
+      device [
+        RotationalMotor {
+          name "arm"
+        }
+      ]
+    }
+    Gadget {
+    }
+  ]
+}
+"""
+
+
+def test_motors_outside_joints_are_named_in_the_one_warning(tmp_path, caplog):
+    path = write(tmp_path, OUTSIDE_JOINTS)
+    with caplog.at_level(logging.WARNING, logger="servo_sim"):
+        world = load_world(path)
+    assert [m.name for m in world.config.motors] == ["arm"]
+    assert world.outside == ["'prop motor' (Propeller, line 3)", "'belt motor' (Track, line 8)"]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{path}: PROTO instances not defined in the file cannot be expanded; motors inside "
+        "them are not imported: Gadget (line 22); motors outside joints are not imported: "
+        "'prop motor' (Propeller, line 3), 'belt motor' (Track, line 8)"]
+
+
 PROTO_FILE = """\
 #VRML_SIM R2023b utf8
 # template language: javascript
@@ -374,6 +415,9 @@ def test_bad_values_name_file_node_and_field(tmp_path, replace, message):
     ("Robot { children [ USE ARM ] }", "syntax error (line 1): USE ARM: no DEF ARM before it"),
     ("Robot { children [ 1 2 ] }\n", "no RotationalMotor or LinearMotor in a joint's device "
                                      "list"),
+    ("Robot { children [ Propeller { device RotationalMotor { name \"p\" } } ] }",
+     "no RotationalMotor or LinearMotor in a joint's device list (motors outside joints are "
+     "not imported: 'p' (Propeller, line 1))"),
     ("WorldInfo { } Robot { ] }", "syntax error (line 1): Robot: expected a field name, "
                                   "found ']'"),
     ("Robot { battery [ 1 ] children [ SliderJoint { device [ LinearMotor { } ] } ] }",

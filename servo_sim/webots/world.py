@@ -22,8 +22,10 @@ What is read (Webots name -> servo_sim config field):
 Absent fields take Webots' defaults, which are servo_sim's. Joints of ``Hinge2Joint``
 and ``BallJoint`` give one motor per axis (``device``/``device2``/``device3`` with
 ``jointParameters``/``jointParameters2``/``jointParameters3``). Instances of PROTOs that
-are not defined in the file cannot be expanded: one warning lists them. A bad value
-raises :class:`ConfigError` naming the file, the node (type, name, line) and the field.
+are not defined in the file cannot be expanded, and motors outside joints (a
+``Propeller``'s or ``Track``'s device) have no joint to drive: one warning lists both.
+A bad value raises :class:`ConfigError` naming the file, the node (type, name, line)
+and the field.
 """
 
 from __future__ import annotations
@@ -330,6 +332,8 @@ class World:
     path: str = ""
     #: instances of PROTOs not defined in the file (type (line)), not expanded
     unexpanded: list[str] = field(default_factory=list)
+    #: motors outside joints (in a Propeller's or Track's device list...), not imported
+    outside: list[str] = field(default_factory=list)
 
 
 class _Importer:
@@ -340,6 +344,7 @@ class _Importer:
         self.basic_time_step: int | None = None
         self.robots: list[tuple[str, Any, int]] = []  # (name, battery, motors before)
         self.unexpanded: list[str] = []
+        self.outside: list[str] = []  # motors not in a joint: name (holder, line)
 
     def error(self, node: Node, name: str | None, field_name: str, value: Any,
               reason: str) -> ConfigError:
@@ -358,24 +363,30 @@ class _Importer:
 
     # ---------------------------------------------------------------- walk
 
-    def walk(self, value: Any, env: dict[str, Any]) -> None:
+    def walk(self, value: Any, env: dict[str, Any], holder: Node | None = None) -> None:
+        """Visit the nodes of ``value``, a field of ``holder`` (None: the file's top)."""
         value = self.resolve(value, env)
         if isinstance(value, list):
             for item in value:
-                self.walk(item, env)
+                self.walk(item, env, holder)
         elif isinstance(value, Node) and not value.use:
-            self.visit(value, env)
+            self.visit(value, env, holder)
 
-    def visit(self, node: Node, env: dict[str, Any]) -> None:
+    def visit(self, node: Node, env: dict[str, Any], holder: Node | None = None) -> None:
         proto = self.parser.protos.get(node.type)
         if proto is not None:  # expand: the instance's values, else the defaults
             inner = {**proto.defaults,
                      **{k: self.resolve(v, env) for k, v in node.fields.items()}}
             for item in proto.body:
-                self.walk(item, inner)
+                self.walk(item, inner, node)
             return
         if node.type not in BASE_NODES:
             self.unexpanded.append(f"{node.type} (line {node.line})")
+        if node.type in _MOTORS:  # a joint's motors are read by joint(), not visited
+            where = holder or node
+            name = self.field(node, "name", env, _DEFAULT_NAMES[node.type])
+            self.outside.append(f"{_show(name)} ({where.type if holder else 'top level'}, "
+                                f"line {where.line})")
         if node.type == "WorldInfo":
             self.world_info(node, env)
         elif node.type == "Robot":
@@ -389,7 +400,7 @@ class _Importer:
                 continue  # read by joint()
             if key in _NO_DEVICES or key.endswith("Appearance"):
                 continue
-            self.walk(value, env)
+            self.walk(value, env, node)
 
     def world_info(self, node: Node, env: dict[str, Any]) -> None:
         value = self.field(node, "basicTimeStep", env, float(WEBOTS_BASIC_TIME_STEP))
@@ -488,11 +499,10 @@ class _Importer:
             for proto in self.parser.protos.values():
                 for item in proto.body:
                     self.walk(item, dict(proto.defaults))
+        left_out = self.left_out()
         if not self.motors:
             raise ConfigError(f"{self.source}: no RotationalMotor or LinearMotor in a joint's "
-                              "device list" + (f" (PROTO instances not expanded: "
-                                               f"{', '.join(self.unexpanded)})"
-                                               if self.unexpanded else ""))
+                              "device list" + (f" ({left_out})" if left_out else ""))
         robots = [r for i, r in enumerate(self.robots)
                   if (self.robots[i + 1][2] if i + 1 < len(self.robots)
                       else len(self.motors)) > r[2]]
@@ -507,13 +517,23 @@ class _Importer:
         battery = robots[0][1] if robots else []
         if battery != []:
             raw["battery"] = self.battery(battery)
-        if self.unexpanded:
-            log.warning("%s: PROTO instances not defined in the file cannot be expanded; "
-                        "motors inside them are not imported: %s", self.source,
-                        ", ".join(dict.fromkeys(self.unexpanded)))
+        if left_out:
+            log.warning("%s: %s", self.source, left_out)
         config = parse_config(raw, self.source)
         return World(config, robot_name if isinstance(robot_name, str) else "robot",
-                     str(path), list(dict.fromkeys(self.unexpanded)))
+                     str(path), list(dict.fromkeys(self.unexpanded)), self.outside)
+
+    def left_out(self) -> str:
+        """What the import leaves out, said once: PROTO instances it cannot expand and
+        motors outside joints ("" when nothing)."""
+        parts = []
+        if self.unexpanded:
+            parts.append("PROTO instances not defined in the file cannot be expanded; "
+                         "motors inside them are not imported: "
+                         + ", ".join(dict.fromkeys(self.unexpanded)))
+        if self.outside:
+            parts.append("motors outside joints are not imported: " + ", ".join(self.outside))
+        return "; ".join(parts)
 
     def battery(self, value: Any) -> list[float]:
         values = tuple(_numbers(value))
