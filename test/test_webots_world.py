@@ -392,17 +392,75 @@ Robot {
     (("basicTimeStep 16", "basicTimeStep 0.5"),
      "WorldInfo (line 1): field 'basicTimeStep' = 0.5: must be a whole number of ms >= 1 "
      "(servo_sim steps in whole milliseconds)"),
-    (("SENSOR", "arm"), "motor 'arm': field 'position_sensor_name' = 'arm': device name "
+    (("SENSOR", "arm"), "PositionSensor 'arm' (line 15): field 'name' = 'arm': device name "
                         "already used by motor 'arm'"),
     (("JOINT", "minStop -1 maxStop 1 position 2"),
-     "motor 'arm': field 'position' = 2.0: must lie within the hard stops [-1.0, 1.0]"),
+     "HingeJointParameters (line 7): field 'position' = 2: must lie within the hard stops "
+     "[-1.0, 1.0]"),
     (("MOTOR", "minPosition 1 maxPosition 0.5"),
-     "motor 'arm': field 'min_position' = 1.0: must be <= max_position (0.5)"),
+     "RotationalMotor 'arm' (line 11): field 'minPosition' = 1: must be <= maxPosition "
+     "(0.5)"),
     (("JOINT", "springConstant 1 2"),
      "HingeJointParameters (line 7): field 'springConstant' = 1 2: must be a number"),
 ])
 def test_bad_values_name_file_node_and_field(tmp_path, replace, message):
     text = BAD.replace(*replace).replace("MOTOR", "").replace("JOINT", "")
+    path = write(tmp_path, text, "bad.wbt")
+    with pytest.raises(ConfigError) as e:
+        load_world(path)
+    assert str(e.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize("replace, message", [
+    ({"MOTOR": "minPosition 1 maxPosition 2"},  # the joint's position: Webots' default 0
+     "HingeJointParameters (line 7): field 'position' = 0 (Webots' default): must lie within "
+     "the soft limits [1.0, 2.0]"),
+    ({"JOINT": "minStop -1 maxStop 1", "MOTOR": "minPosition -0.5 maxPosition 1.5"},
+     "RotationalMotor 'arm' (line 11): field 'maxPosition' = 1.5: soft limit above the hard "
+     "stop maxStop (1.0)"),
+    ({"JOINT": "minStop 0.5 maxStop 0.2 position 0.3"},
+     "HingeJointParameters (line 7): field 'minStop' = 0.5: must be <= maxStop (0.2)"),
+    ({"jointParameters HingeJointParameters {": "extra Group {",
+      "MOTOR": "minPosition 1 maxPosition 2"},  # no jointParameters at all
+     "HingeJoint (line 6): jointParameters: field 'position' = 0 (Webots' default): must lie "
+     "within the soft limits [1.0, 2.0]"),
+    ({"SENSOR": "arm brake", "MOTOR": "} Brake { name \"arm brake\""},
+     "Brake 'arm brake' (line 13): field 'name' = 'arm brake': device name already used by "
+     "the position sensor of motor 'arm'"),
+    ({"Robot {": "Robot { battery [ 11, 10, 0 ]"},
+     "Robot 'robot' (line 4): field 'battery' = [11 10 0]: the energy 11 J exceeds the "
+     "capacity 10 J"),
+])
+def test_errors_between_fields_name_the_webots_node_and_field(tmp_path, replace, message):
+    """The config's checks of one field against another, said of the world's node (line)
+    and Webots field, not of servo_sim's config fields."""
+    text = BAD
+    for old, new in replace.items():
+        text = text.replace(old, new)
+    path = write(tmp_path, text.replace("MOTOR", "").replace("JOINT", ""), "bad.wbt")
+    with pytest.raises(ConfigError) as e:
+        load_world(path)
+    assert str(e.value) == f"{path}: {message}"
+
+
+COUPLED = """\
+Robot { children [
+  HingeJoint { device [ RotationalMotor { name "a" } ] }
+  SliderJoint { device [ LinearMotor { name "g::left" maxVelocity 0.1 } ] }
+  SliderJoint { device [ LinearMotor { name "g::right" maxVelocity 0.3 } ] }
+  HingeJoint { device [ RotationalMotor { name "a" } ] }
+] }
+"""
+
+
+@pytest.mark.parametrize("text, message", [
+    (COUPLED.replace('"a" } ] }\n] }', '"b" } ] }\n] }'),
+     "LinearMotor 'g::right' (line 4): field 'maxVelocity' = 0.3: inconsistent with coupled "
+     "motor 'g::left': expected 0.1 (= 0.1 * |1 / 1|)"),
+    (COUPLED.replace("0.3", "0.1"),
+     "RotationalMotor 'a' (line 5): field 'name' = 'a': duplicate motor name"),
+])
+def test_errors_between_motors_name_the_webots_node(tmp_path, text, message):
     path = write(tmp_path, text, "bad.wbt")
     with pytest.raises(ConfigError) as e:
         load_world(path)
@@ -421,7 +479,8 @@ def test_bad_values_name_file_node_and_field(tmp_path, replace, message):
     ("WorldInfo { } Robot { ] }", "syntax error (line 1): Robot: expected a field name, "
                                   "found ']'"),
     ("Robot { battery [ 1 ] children [ SliderJoint { device [ LinearMotor { } ] } ] }",
-     "Robot: field 'battery' = [1.0]: must be [energy, capacity, recharge] in J, J, W"),
+     "Robot 'robot' (line 1): field 'battery' = [1]: must be [energy, capacity, recharge] "
+     "in J, J, W"),
     ("Robot { name \"a\" children [ SliderJoint { device [ LinearMotor { name \"x\" } ] } ] }"
      "\nRobot { name \"b\" children [ SliderJoint { device [ LinearMotor { name \"y\" } ] } ] }",
      "several robots have motors ('a', 'b'); a controller runs one robot: keep one in the "

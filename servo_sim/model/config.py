@@ -48,7 +48,18 @@ DEFAULT_SENSOR_SUFFIX = " sensor"
 
 
 class ConfigError(ValueError):
-    """A config that cannot be used; the message names source, motor, field and value."""
+    """A config that cannot be used; the message names source, motor, field and value.
+
+    What it is about, for importers that say it in their own terms (the Webots world
+    reader): ``motor`` (None: not one motor's), ``field`` (a config field name; None: the
+    motor as a whole or nothing in particular), ``value`` and ``reason`` (the message's
+    last part; None when the error was not raised by the config checks).
+    """
+
+    def __init__(self, message: str, *, motor: str | None = None, field: str | None = None,
+                 value: Any = None, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.motor, self.field, self.value, self.reason = motor, field, value, reason
 
 
 class _FieldError(ValueError):
@@ -318,7 +329,8 @@ class _Context:
             parts.append(f"motor {motor!r}")
         if name is not None:
             parts.append(f"field {name!r} = {value!r}")
-        return ConfigError(": ".join([*parts, reason]))
+        return ConfigError(": ".join([*parts, reason]), motor=motor, field=name, value=value,
+                           reason=reason)
 
     def parse(self, parser: Callable[[Any], Any], value: Any, motor: str | None,
               name: str) -> Any:
@@ -408,11 +420,11 @@ def _check_devices(motors: tuple[MotorConfig, ...], ctx: _Context) -> None:
             if device is None:
                 continue
             if device in owners:
-                what = (f"field {field_name!r} = {device!r}" if field_name else
-                        f"its position sensor's default name {device!r} (set "
-                        "'position_sensor_name')")
-                raise ctx.error(f"{what}: device name already used by {owners[device]}",
-                                m.name)
+                used = f"device name already used by {owners[device]}"
+                if field_name is None:
+                    raise ctx.error(f"its position sensor's default name {device!r} (set "
+                                    f"'position_sensor_name'): {used}", m.name)
+                raise ctx.error(used, m.name, field_name, device)
             kind = "brake" if field_name == "brake_name" else "position sensor"
             owners[device] = f"the {kind} of motor {m.name!r}"
 

@@ -31,7 +31,6 @@ and the field.
 from __future__ import annotations
 
 import logging
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -90,6 +89,12 @@ _SENSOR_FIELDS: dict[str, tuple[str, int]] = {
 }
 #: Webots fields of those nodes with no counterpart here (read and left alone).
 _IGNORED = frozenset({"name", "sound", "muscles"})
+#: Config field names in the reasons of the config's checks -> Webots field names.
+_WEBOTS_NAMES = {config: webots for webots, (config, _) in
+                 {**_MOTOR_FIELDS, **_JOINT_FIELDS}.items() if config != webots}
+_CONFIG_NAME = re.compile(r"\b(" + "|".join(_WEBOTS_NAMES) + r")\b")
+#: A field absent from the file (its value is Webots' default).
+_ABSENT = object()
 
 
 # --------------------------------------------------------------------------- syntax
@@ -342,7 +347,11 @@ class _Importer:
         self.source = source
         self.motors: list[dict[str, Any]] = []
         self.basic_time_step: int | None = None
-        self.robots: list[tuple[str, Any, int]] = []  # (name, battery, motors before)
+        self.robots: list[tuple[str, Any, int, Node]] = []  # (name, battery, motors
+        # before it, its node)
+        #: per motor (as self.motors): config field -> (node label, Webots field, value
+        #: in the file or _ABSENT), to say the config checks' errors in Webots' terms
+        self.origins: list[dict[str, tuple[str, str, Any]]] = []
         self.unexpanded: list[str] = []
         self.outside: list[str] = []  # motors not in a joint: name (holder, line)
 
@@ -392,7 +401,7 @@ class _Importer:
         elif node.type == "Robot":
             name = self.field(node, "name", env, _DEFAULT_NAMES["Robot"])
             self.robots.append((name, self.field(node, "battery", env, []),
-                                len(self.motors)))
+                                len(self.motors), node))
         elif node.type in _JOINTS:
             self.joint(node, env)
         for key, value in node.fields.items():
@@ -434,14 +443,20 @@ class _Importer:
             params = self.field(node, "jointParameters" + suffix, env)
             if isinstance(params, Node):
                 self.copy(params, env, _JOINT_FIELDS, motor)
+            self.note(params if isinstance(params, Node) else None, env, _JOINT_FIELDS,
+                      label=params.label() if isinstance(params, Node) else
+                      f"{node.label()}: jointParameters{suffix}")
             for d in devices:
                 if not isinstance(d, Node):
                     continue
                 if d.type == "PositionSensor":
                     motor["position_sensor_name"] = self.name(d, env)
                     self.copy(d, env, _SENSOR_FIELDS, motor)
+                    self.note(d, env, {"name": ("position_sensor_name", 0),
+                                       **_SENSOR_FIELDS})
                 elif d.type == "Brake":
                     motor["brake_name"] = self.name(d, env)
+                    self.note(d, env, {"name": ("brake_name", 0)})
                 elif d.type not in BASE_NODES and d.type not in self.parser.protos:
                     self.unexpanded.append(f"{d.type} (line {d.line})")
             self.motors.append(motor)
@@ -462,7 +477,19 @@ class _Importer:
                 raise self.error(node, name, key, self.field(node, key, env),
                                  f"not a field of {node.type}")
         self.copy(node, env, known, motor, name)
+        self.origins.append({})
+        self.note(node, env, {"name": ("name", 0), **known}, name)
         return motor
+
+    def note(self, node: Node | None, env: dict[str, Any], table: dict[str, tuple[str, int]],
+             name: str | None = None, label: str | None = None) -> None:
+        """Where the last motor's fields of ``table`` come from (``node``; None: absent)."""
+        if label is None and node is not None:
+            label = node.label(name if name is not None else self.field(node, "name", env))
+        for key, (target, _) in table.items():
+            value = self.field(node, key, env) if node is not None and key in node.fields \
+                else _ABSENT
+            self.origins[-1][target] = (label or "", key, value)
 
     def copy(self, node: Node, env: dict[str, Any], table: dict[str, tuple[str, int]],
              motor: dict[str, Any], name: str | None = None) -> None:
@@ -515,11 +542,16 @@ class _Importer:
                                or WEBOTS_BASIC_TIME_STEP}
         robot_name = robots[0][0] if robots else "robot"
         battery = robots[0][1] if robots else []
+        top: dict[str, tuple[str, str, Any]] = {}
         if battery != []:
-            raw["battery"] = self.battery(battery)
+            top["battery"] = (robots[0][3].label(robot_name), "battery", battery)
+            raw["battery"] = self.battery(battery, top["battery"][0])
         if left_out:
             log.warning("%s: %s", self.source, left_out)
-        config = parse_config(raw, self.source)
+        try:
+            config = parse_config(raw, self.source)
+        except ConfigError as exc:
+            raise self.in_webots_terms(exc, top) from None
         return World(config, robot_name if isinstance(robot_name, str) else "robot",
                      str(path), list(dict.fromkeys(self.unexpanded)), self.outside)
 
@@ -535,13 +567,32 @@ class _Importer:
             parts.append("motors outside joints are not imported: " + ", ".join(self.outside))
         return "; ".join(parts)
 
-    def battery(self, value: Any) -> list[float]:
-        values = tuple(_numbers(value))
-        if not all(isinstance(v, float) and math.isfinite(v) for v in values) \
-                or not 2 <= len(values) <= 3:
-            raise ConfigError(f"{self.source}: Robot: field 'battery' = {_show(value)}: must "
-                              "be [energy, capacity, recharge] in J, J, W")
-        return list(values)
+    def in_webots_terms(self, exc: ConfigError, top: dict[str, tuple[str, str, Any]]
+                        ) -> ConfigError:
+        """An error of the config's checks (limits against each other, device names,
+        coupled motors, the battery's values) said of the Webots node, line and field."""
+        if exc.motor is None:
+            origin = top.get(exc.field or "")
+        else:
+            pairs = zip(reversed(self.motors), reversed(self.origins), strict=True)
+            fields = next((o for m, o in pairs if m["name"] == exc.motor), {})  # the later
+            # of two namesakes: the one the config's check names
+            origin = fields.get(exc.field or "name")
+        if origin is None or exc.reason is None:
+            return exc
+        label, key, value = origin
+        shown = f"{_show(exc.value)} (Webots' default)" if value is _ABSENT else _show(value)
+        reason = _CONFIG_NAME.sub(lambda m: _WEBOTS_NAMES[m.group()], exc.reason)
+        return ConfigError(f"{self.source}: {label}: field {key!r} = {shown}: {reason}")
+
+    def battery(self, value: Any, label: str) -> list[float]:
+        """Webots' ``[energy, capacity, recharge]``, flattened: its shape is checked here,
+        its values by the config (the battery's rules are the config's)."""
+        values = _numbers(value)
+        if not all(isinstance(v, float) for v in values) or not 2 <= len(values) <= 3:
+            raise ConfigError(f"{self.source}: {label}: field 'battery' = {_show(value)}: "
+                              "must be [energy, capacity, recharge] in J, J, W")
+        return values
 
 
 def _numbers(value: Any) -> list[Any]:
@@ -554,6 +605,8 @@ def _numbers(value: Any) -> list[Any]:
 def _show(value: Any) -> str:
     if isinstance(value, Template):
         return value.text
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
     if isinstance(value, tuple):
         return " ".join(f"{v:g}" if isinstance(v, float) else repr(v) for v in value)
     if isinstance(value, float):
