@@ -13,6 +13,8 @@ import csv
 import io
 import json
 import math
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -697,6 +699,16 @@ def in_process(config: dict = CONFIG, **session_args) -> Iterator[tuple]:
         session.close()
 
 
+def test_a_device_built_by_an_unknown_name_is_a_value_error(capsys):
+    with in_process() as (api, _):
+        robot = api.Robot()
+        for make in (api.Device, api.Motor, api.PositionSensor, api.Brake):
+            with pytest.raises(ValueError, match=r"^no device 'nope' on robot 'robot'$"):
+                make("nope")
+        assert robot.getDevice("nope") is None  # Webots' message, None
+    assert capsys.readouterr().err == 'Device "nope" was not found on robot "robot"\n'
+
+
 def test_node_types_are_the_numbers_of_the_current_webots_header():
     """WbNodeType of cyberbotics/webots include/controller/c/webots/nodes.h: POSE after
     POINT_SET, VACUUM_GRIPPER after TOUCH_SENSOR (counted there by hand)."""
@@ -874,12 +886,35 @@ def test_the_readme_pan_tilt_example_on_the_shipped_dynamixel_config(tmp_path, b
     assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0 and bus.get(2, emu.TORQUE_ENABLE, 1) == 0
 
 
-def test_example_of_the_readme_runs():
-    r = subprocess.run([sys.executable, "-m", "servo_sim.cli", "controller",
-                        "examples/webots/arm_controller.py", "examples/webots/arm.wbt",
-                        "--duration", "2"], capture_output=True, text=True, cwd=REPO,
+def readme_example(command: str) -> tuple[list[str], list[str]]:
+    """The README's ``command`` (of section "Webots controllers") split into arguments,
+    and the output the README shows for it, line by line."""
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## Webots controllers"):]
+    match = re.search(re.escape(command) + r"[^\n]*\n```\n```\n(.*?)```\n", section, re.S)
+    assert match, f"README: no output block after {command!r}"
+    line = match.group(0).splitlines()[0]
+    return shlex.split(line), match.group(1).splitlines()
+
+
+def test_the_readme_example_prints_what_the_readme_shows(tmp_path):
+    args, shown = readme_example("servo-sim controller examples/webots/arm_controller.py")
+    assert args[-2:] == ["--csv", "arm.csv"]
+    r = subprocess.run([sys.executable, "-m", "servo_sim.cli", *args[1:-1],
+                        str(tmp_path / "arm.csv")], capture_output=True, text=True, cwd=REPO,
                        timeout=120)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines()[-1] == "arm robot: done at t = 2 s"
-    assert "motors inside them are not imported: TexturedBackground (line 19), " \
-        "RectangleArena (line 21)" in r.stderr
+    # the warning first (said when the world is read), then the controller's lines
+    assert r.stderr.splitlines() + r.stdout.splitlines() == shown
+    csv_lines = len((tmp_path / "arm.csv").read_text().splitlines())
+    readme = (REPO / "README.md").read_text()
+    assert "`arm.csv` has what `servo-sim run --csv` records" in readme
+    assert f"({csv_lines} lines with the header)" in readme
+
+
+def test_the_readme_check_example_prints_what_the_readme_shows():
+    args, shown = readme_example("servo-sim check examples/webots/arm.wbt")
+    r = subprocess.run([sys.executable, "-m", "servo_sim.cli", *args[1:]],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines() + r.stdout.splitlines() == shown
