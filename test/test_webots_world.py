@@ -454,20 +454,12 @@ Robot { children [
 
 
 @pytest.mark.parametrize("text, message", [
+    # errors between motors, said of the Webots node
     (COUPLED.replace('"a" } ] }\n] }', '"b" } ] }\n] }'),
      "LinearMotor 'g::right' (line 4): field 'maxVelocity' = 0.3: inconsistent with coupled "
      "motor 'g::left': expected 0.1 (= 0.1 * |1 / 1|)"),
     (COUPLED.replace("0.3", "0.1"),
      "RotationalMotor 'a' (line 5): field 'name' = 'a': duplicate motor name"),
-])
-def test_errors_between_motors_name_the_webots_node(tmp_path, text, message):
-    path = write(tmp_path, text, "bad.wbt")
-    with pytest.raises(ConfigError) as e:
-        load_world(path)
-    assert str(e.value) == f"{path}: {message}"
-
-
-@pytest.mark.parametrize("text, message", [
     (BAD.replace("MOTOR", "").replace("JOINT", "")[:-3],
      "syntax error: Robot (line 4): unexpected end of file (expected a field or '}')"),
     ("Robot { children [ USE ARM ] }", "syntax error (line 1): USE ARM: no DEF ARM before it"),

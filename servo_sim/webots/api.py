@@ -182,7 +182,7 @@ def _linked(kind: str) -> property:
 
 def _getter(attribute: str, name: str) -> Any:
     """Webots' getX() method form of a property."""
-    def get(self: Device) -> Any:
+    def get(self: Any) -> Any:
         return getattr(self, attribute)
 
     get.__name__ = get.__qualname__ = name
@@ -521,38 +521,45 @@ class Robot:
 
     # ------------------------------------------------------------------ the robot
 
-    def getBasicTimeStep(self) -> float:
-        return self.basic_time_step
+    @property
+    def basic_time_step(self) -> float:
+        return float(self._session.step_ms)
 
-    def getTime(self) -> float:
-        return self.time
+    @property
+    def time(self) -> float:
+        return self._session.time_ms / 1000.0
 
-    def getName(self) -> str:
-        return self.name
+    @property
+    def name(self) -> str:
+        return self._session.robot_name
 
-    def getModel(self) -> str:
-        return self.model
+    @property
+    def world_path(self) -> str:
+        """The Webots file the motors came from ("" for a servo_sim config)."""
+        return self._session.world_path
+
+    # what a robot run by servo_sim always is
+    model = property(lambda self: "", doc="Robot.model: none.")
+    mode = property(lambda self: Robot.MODE_SIMULATION, doc="Always a simulation.")
+    project_path = property(lambda self: "", doc="No Webots project.")
+    supervisor = property(lambda self: False, doc="Never a Supervisor.")
+    synchronization = property(lambda self: True, doc="Always synchronous.")
+
+    getBasicTimeStep = _getter("basic_time_step", "getBasicTimeStep")
+    getTime = _getter("time", "getTime")
+    getName = _getter("name", "getName")
+    getModel = _getter("model", "getModel")
+    getWorldPath = _getter("world_path", "getWorldPath")
+    getMode = _getter("mode", "getMode")
+    getProjectPath = _getter("project_path", "getProjectPath")
+    getSupervisor = _getter("supervisor", "getSupervisor")
+    getSynchronization = _getter("synchronization", "getSynchronization")
 
     def getCustomData(self) -> str:
         return self._custom_data
 
     def setCustomData(self, data: str) -> None:
         self._custom_data = str(data)
-
-    def getSupervisor(self) -> bool:
-        return self.supervisor
-
-    def getSynchronization(self) -> bool:
-        return self.synchronization
-
-    def getMode(self) -> int:
-        return self.mode
-
-    def getProjectPath(self) -> str:
-        return self.project_path
-
-    def getWorldPath(self) -> str:
-        return self.world_path
 
     # Webots' user input: not simulated (a clear error, not an AttributeError)
     def getKeyboard(self) -> Any:
@@ -567,43 +574,6 @@ class Robot:
     keyboard = property(getKeyboard)
     mouse = property(getMouse)
     joystick = property(getJoystick)
-
-    @property
-    def basic_time_step(self) -> float:
-        return float(self._session.step_ms)
-
-    @property
-    def time(self) -> float:
-        return self._session.time_ms / 1000.0
-
-    @property
-    def name(self) -> str:
-        return self._session.robot_name
-
-    @property
-    def model(self) -> str:
-        return ""
-
-    @property
-    def mode(self) -> int:
-        return self.MODE_SIMULATION
-
-    @property
-    def world_path(self) -> str:
-        """The Webots file the motors came from ("" for a servo_sim config)."""
-        return self._session.world_path
-
-    @property
-    def project_path(self) -> str:
-        return ""
-
-    @property
-    def supervisor(self) -> bool:
-        return False
-
-    @property
-    def synchronization(self) -> bool:
-        return True
 
     @property
     def number_of_devices(self) -> int:
