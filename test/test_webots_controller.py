@@ -783,15 +783,8 @@ def test_the_webots_motor_is_the_model_motor(calls):
     """Property: any commands, good or bad, through the Webots API leave the bank
     exactly as the same commands through the model's Motor (bad ones: warned, and
     changing nothing in both)."""
-    from servo_sim.model import parse_config
-    from servo_sim.webots import api
-    from servo_sim.webots.session import Session
-
-    config = parse_config(CONFIG)
-    session = Session(config)
-    sim = Simulation(config)
-    api.activate(session)
-    try:
+    sim = Simulation.from_config(CONFIG)
+    with in_process() as (api, session):
         robot = api.Robot()
         arm = robot.getDevice("arm")
         for steps, (method, args) in calls:
@@ -807,9 +800,6 @@ def test_the_webots_motor_is_the_model_motor(calls):
                          "acceleration", "control_p"):
                 assert getattr(session.sim.bank, name).tobytes() == \
                     getattr(sim.bank, name).tobytes(), name
-    finally:
-        api.activate(None)
-        session.close()
 
 
 # --------------------------------------------------------------------------- dynamixel
