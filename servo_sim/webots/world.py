@@ -347,8 +347,8 @@ class _Importer:
         self.source = source
         self.motors: list[dict[str, Any]] = []
         self.basic_time_step: int | None = None
-        self.robots: list[tuple[str, Any, int, Node]] = []  # (name, battery, motors
-        # before it, its node)
+        #: (name, battery, motors before it, its node)
+        self.robots: list[tuple[str, Any, int, Node]] = []
         #: per motor (as self.motors): config field -> (node label, Webots field, value
         #: in the file or _ABSENT), to say the config checks' errors in Webots' terms
         self.origins: list[dict[str, tuple[str, str, Any]]] = []
@@ -540,7 +540,7 @@ class _Importer:
         raw: dict[str, Any] = {"motors": self.motors,
                                "basic_time_step_ms": self.basic_time_step
                                or WEBOTS_BASIC_TIME_STEP}
-        robot_name = robots[0][0] if robots else "robot"
+        robot_name = robots[0][0] if robots and isinstance(robots[0][0], str) else "robot"
         battery = robots[0][1] if robots else []
         top: dict[str, tuple[str, str, Any]] = {}
         if battery != []:
@@ -552,8 +552,8 @@ class _Importer:
             config = parse_config(raw, self.source)
         except ConfigError as exc:
             raise self.in_webots_terms(exc, top) from None
-        return World(config, robot_name if isinstance(robot_name, str) else "robot",
-                     str(path), list(dict.fromkeys(self.unexpanded)), self.outside)
+        return World(config, robot_name, str(path), list(dict.fromkeys(self.unexpanded)),
+                     self.outside)
 
     def left_out(self) -> str:
         """What the import leaves out, said once: PROTO instances it cannot expand and
@@ -574,9 +574,9 @@ class _Importer:
         if exc.motor is None:
             origin = top.get(exc.field or "")
         else:
+            # the later of two namesakes: the one the config's check names
             pairs = zip(reversed(self.motors), reversed(self.origins), strict=True)
-            fields = next((o for m, o in pairs if m["name"] == exc.motor), {})  # the later
-            # of two namesakes: the one the config's check names
+            fields = next((o for m, o in pairs if m["name"] == exc.motor), {})
             origin = fields.get(exc.field or "name")
         if origin is None or exc.reason is None:
             return exc
