@@ -3,7 +3,8 @@ servo_sim's model and hardware layer.
 
 Written from the Webots reference manual (Robot, Motor, PositionSensor, Brake, Device)
 for servo_sim's devices: each configured motor is a ``RotationalMotor``/``LinearMotor``
-with a ``PositionSensor`` on its joint and optionally a ``Brake``. Method and property
+with a ``PositionSensor`` on its joint (unless ``position_sensor_name`` is ``""``) and
+optionally a ``Brake``. Method and property
 names are Webots'. ``servo-sim controller`` makes this module importable as
 ``controller`` for the script it runs, and only there.
 
@@ -12,8 +13,8 @@ Semantics kept from Webots:
 * commands are recorded at once (the getters return them) and act from the next
   ``step``; bad values print a warning on stderr and change nothing (SPEC §4: the
   model's rules; clipping warns and clips);
-* sensors (position, force/torque feedback, battery) refresh at their sampling period;
-  a disabled one reads NaN, with Webots' error message;
+* sensors (position, force/torque feedback, battery) start disabled, then refresh at
+  their sampling period; a disabled one reads NaN, with Webots' error message;
 * ``step(duration)`` runs ``duration`` ms (rounded up to whole basic time steps, with
   Webots' warning when it is not a multiple) and returns 0, or -1 once the run is over
   (``--duration`` reached, the battery empty, Ctrl-C); stepping again then ends the
