@@ -126,7 +126,8 @@ _FIELD_DOCS = {
     "position_sensor.noise": "Standard deviation of the position sensor noise.",
     "force_feedback_sampling_period_ms": "Force/torque feedback period, ms (0 = off).",
     "command_timeout": "Command watchdog, s: no command for this long -> halt (0 = off).",
-    "position_sensor_name": "Device name of the motor's PositionSensor (Webots controllers).",
+    "position_sensor_name": "Device name of the motor's PositionSensor (Webots controllers; "
+                            "'' = none).",
     "brake_name": "Device name of the joint's Brake (Webots controllers; get_brake_name).",
 }
 
