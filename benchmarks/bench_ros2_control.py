@@ -52,6 +52,7 @@ from ros2_control_stack import (
     descendants,
     duration,
     positions_of,
+    proc_stat,
 )
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -77,7 +78,8 @@ def stamp_s(stamp: Time) -> float:
 
 
 def cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    """Process time (user + system) of ``pid`` so far, s."""
+    fields = proc_stat(pid)
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 

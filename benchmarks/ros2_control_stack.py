@@ -11,7 +11,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -199,15 +199,28 @@ def positions_of(message: JointState) -> dict[str, float]:
 # ---------------------------------------------------------------------- processes
 
 
+def proc_stat(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (state, ppid, pgrp, ...,
+    utime at [11], stime at [12]), or None once the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def processes() -> Iterator[tuple[int, list[str]]]:
+    """(pid, :func:`proc_stat` fields) of every process still there."""
+    for entry in Path("/proc").glob("[0-9]*"):
+        fields = proc_stat(entry.name)
+        if fields is not None:
+            yield int(entry.name), fields
+
+
 def descendants(pattern: str, root: int | None = None) -> list[int]:
     """Pids of the processes under ``root`` (this one) whose command line has ``pattern``."""
     children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    for pid, fields in processes():
+        children.setdefault(int(fields[1]), []).append(pid)
     found, todo = [], list(children.get(root or os.getpid(), []))
     while todo:
         pid = todo.pop()
@@ -223,11 +236,8 @@ def descendants(pattern: str, root: int | None = None) -> list[int]:
 
 def alive(pid: int) -> bool:
     """True while ``pid`` runs (a zombie counts as gone)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    fields = proc_stat(pid)
+    return fields is not None and fields[0] != "Z"
 
 
 def kill(pid: int, sig: int = signal.SIGTERM) -> None:
@@ -239,15 +249,7 @@ def kill(pid: int, sig: int = signal.SIGTERM) -> None:
 
 def group_alive(pgid: int) -> list[int]:
     """Pids still running in process group ``pgid``."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            state, _, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
-        except (OSError, ValueError):
-            continue
-        if int(group) == pgid and state != "Z":
-            found.append(int(stat.parent.name))
-    return found
+    return [pid for pid, fields in processes() if int(fields[2]) == pgid and fields[0] != "Z"]
 
 
 class LaunchProcess:
