@@ -185,6 +185,12 @@ def _rows():
     return {s.name: s for s in MOTOR_SERVICES}
 
 
+def test_get_brake_name_answers_the_configured_brake():
+    sim = make_sim(dict(name="arm", brake_name="arm brake"), dict(name="wrist"))
+    call = _rows()["get_brake_name"].call
+    assert (call(sim.motor("arm")), call(sim.motor("wrist"))) == ("arm brake", "")
+
+
 def test_setters_call_the_model_and_getters_read_it():
     sim = make_sim(dict(name="arm", max_velocity=5.0, max_torque=4.0))
     arm, rows = sim.motor("arm"), _rows()

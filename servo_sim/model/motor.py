@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .bank import MotorBank
+from .config import MotorConfig
 from .safety import Move, ServoMode, StateFlags, plan_trapezoid, report
 from .sensors import SampledSensors
 
@@ -461,6 +462,11 @@ class Motor:
     def target_position(self) -> float:
         """The target the controller uses: after the multiplier and the soft limits."""
         return float(self._bank.target_position[self._index])
+
+    @property
+    def config(self) -> MotorConfig:
+        """This motor's config as it stands (run-time parameter changes included)."""
+        return self._bank.config.motors[self._index]
 
     @property
     def coupled(self) -> list[str]:

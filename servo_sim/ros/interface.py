@@ -129,7 +129,7 @@ MOTOR_SERVICES: tuple[MotorService, ...] = (
     MotorService("get_multiplier", "GetFloat", Motor.get_multiplier),
     MotorService("get_type", "GetInt", lambda m: TYPE_CODES[m.get_type()]),
     MotorService("get_brake_name", "GetString",  # the config's brake_name, "" if none
-                 lambda m: m._bank.config.motors[m._index].brake_name or ""),
+                 lambda m: m.config.brake_name or ""),
     MotorService("get_position_sensor_name", "GetString", position_sensor_name),
     # sensors (seed 002: force/torque feedback; the position sensor of each motor)
     MotorService("position_sensor/enable", "SetInt", Motor.enable_position,
