@@ -134,22 +134,20 @@ def latency(client: StackClient, steps: int) -> dict[str, np.ndarray]:
     """Steps through forward_position_controller: controller -> node -> controllers."""
     commands: list[tuple[float, float]] = []
     node_states: list[tuple[float, float]] = []
-    states: list[tuple[float, float]] = []
     for topic, samples in (("/servo_sim/joint_commands", commands),
-                           ("/servo_sim/joint_states", node_states),
-                           ("/joint_states", states)):
+                           ("/servo_sim/joint_states", node_states)):
         client.node.create_subscription(
             JointState, topic,
             lambda m, samples=samples: samples.append((time.monotonic(),
                                                        positions_of(m)["arm"])), 100)
     client.switch([FORWARD], [JTC])
-    client.spin_until(lambda: node_states and states, "the joint states")
+    client.spin_until(lambda: node_states and client.states, "the joint states")
     hops: dict[str, list[float]] = {"to_node": [], "node": [], "back": []}
     for k in range(steps):
         target = STEP_RAD if k % 2 == 0 else -STEP_RAD
         client.spin_for(SETTLE_S)  # the last step done: the arm moves < 1e-9 rad a step
-        rest_node, rest_state = node_states[-1][1], states[-1][1]
-        marks = len(commands), len(node_states), len(states)
+        rest_node, rest_state = node_states[-1][1], client.positions()["arm"]
+        marks = len(commands), len(node_states), len(client.states)
         sent = time.monotonic()
         client.forward.publish(Float64MultiArray(data=[target, 0.0]))
         times: list[float | None] = [None, None, None]
@@ -158,7 +156,9 @@ def latency(client: StackClient, steps: int) -> dict[str, np.ndarray]:
                  times=times) -> bool:
             times[:] = [_first(commands, marks[0], lambda v: v == target),
                         _first(node_states, marks[1], lambda v: abs(v - rest_node) > MOVED),
-                        _first(states, marks[2], lambda v: abs(v - rest_state) > MOVED)]
+                        _first([(t, positions_of(m)["arm"])
+                                for t, m in client.states[marks[2]:]],
+                               0, lambda v: abs(v - rest_state) > MOVED)]
             return None not in times
 
         client.spin_until(seen, f"step {k} through the loop", timeout=5.0)
