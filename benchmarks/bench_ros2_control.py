@@ -55,7 +55,6 @@ from ros2_control_stack import (
     proc_stat,
 )
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 AMPLITUDE, FREQUENCY = 0.5, 0.5  # rad, Hz
@@ -149,7 +148,7 @@ def latency(client: StackClient, steps: int) -> dict[str, np.ndarray]:
         rest_node, rest_state = node_states[-1][1], client.positions()["arm"]
         marks = len(commands), len(node_states), len(client.states)
         sent = time.monotonic()
-        client.forward.publish(Float64MultiArray(data=[target, 0.0]))
+        client.command([target, 0.0])
         times: list[float | None] = [None, None, None]
 
         def seen(target=target, rest_node=rest_node, rest_state=rest_state, marks=marks,

@@ -182,6 +182,10 @@ class StackClient:
         status, result = self.result(handle)
         return status, result, time.monotonic() - start
 
+    def command(self, positions: Sequence[float]) -> None:
+        """One command to forward_position_controller (the joints' positions)."""
+        self.forward.publish(Float64MultiArray(data=[float(p) for p in positions]))
+
     def switch(self, activate: Sequence[str], deactivate: Sequence[str]) -> None:
         request = SwitchController.Request(
             activate_controllers=list(activate), deactivate_controllers=list(deactivate),

@@ -87,10 +87,7 @@ class TestStack(unittest.TestCase):
     def test_2_forward_position_controller_moves_the_motors(self):
         self.stack.switch([FORWARD], [JTC])
         try:
-            from std_msgs.msg import Float64MultiArray
-
-            command = Float64MultiArray(data=[-0.3, 0.01])
-            self.stack.forward.publish(command)
+            self.stack.command([-0.3, 0.01])
             # the arm covers 0.8 rad at up to 2 rad/s: about 0.6 s with the ramps
             self.stack.spin_until(lambda: abs(self.stack.positions()["arm"] + 0.3) < 0.05,
                                   "the arm near -0.3", timeout=10.0)
