@@ -90,6 +90,13 @@ def _flag(value: str, name: str) -> bool:
     return value.lower() == "true"
 
 
+def _number(value: str, name: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{name}:={value!r}: must be a number") from None
+
+
 def _nodes(context):
     """The nodes, once the arguments are known (the URDF's text is a parameter of three)."""
     def arg(name: str) -> str:
@@ -104,7 +111,7 @@ def _nodes(context):
     clocked = {"use_sim_time": sim_time}
     node_parameters = {"robot_description": urdf, "basic_time_step_ms": step_ms,
                        "joint_states_rate": rate * JOINT_STATES_RATIO, "publish_clock": sim_time,
-                       "real_time_factor": float(arg("real_time_factor"))}
+                       "real_time_factor": _number(arg("real_time_factor"), "real_time_factor")}
     if arg("port"):
         node_parameters["hardware.port"] = arg("port")
     spawners = [Node(package="controller_manager", executable="spawner",

@@ -172,7 +172,8 @@ def test_ros2_control_launch_file_describes_the_stack():
         assert node_parameters["publish_clock"] is True
         assert manager_parameters == {"update_rate": int(rate), "use_sim_time": True}
     for name, value in (("update_rate", "300"), ("update_rate", "fast"),
-                        ("use_sim_time", "yes"), ("controller", "pid")):
+                        ("use_sim_time", "yes"), ("controller", "pid"),
+                        ("real_time_factor", "fast"), ("respawn", "maybe")):
         with pytest.raises(ValueError, match=f"{name}:="):
             nodes_with(**{name: value})
     executables = [(n.node_package, n.node_executable) for n in nodes]
