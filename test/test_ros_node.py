@@ -19,6 +19,8 @@ rclpy, servo_msgs, servo_srvs = require_ros("rclpy", "servo_sim.msg", "servo_sim
 pytestmark = pytest.mark.ros
 
 from rcl_interfaces.msg import Log  # noqa: E402
+from rcl_interfaces.srv import GetParameters  # noqa: E402
+from rclpy.action import ActionServer  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: E402
@@ -54,7 +56,7 @@ CONFIG = {
 class Harness:
     """The node and a client node on one executor spun from the test thread."""
 
-    def __init__(self, base=CONFIG, executor_kind="single_threaded", **overrides):
+    def __init__(self, base=CONFIG, executor_kind="single_threaded", table=True, **overrides):
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
         params = [Parameter(k, value=v) for k, v in {**base, **overrides}.items()]
@@ -66,6 +68,10 @@ class Harness:
         self.executor.add_node(self.client)
         self.received: dict[str, list] = {}
         self._clients: dict[str, object] = {}
+        if table:
+            self.wait_for(lambda: self.node.table.done, "the per-motor table")
+        else:  # the test grows it
+            self.node.table_timer.cancel()
 
     def close(self):
         self.executor.shutdown()
@@ -110,6 +116,42 @@ def h(executor_kind):
     harness = Harness(executor_kind=executor_kind)
     yield harness
     harness.close()
+
+
+def test_while_the_table_grows_whatever_exists_answers_right(executor_kind):
+    """Issue 18: the table grown one job at a time (its timer stopped): each motor's
+    parameters, then the parameter services, then set_position for every motor, the
+    getters...; after each job, the parameter services exist only with every parameter,
+    and each getter answers its motor's value as soon as it exists."""
+    h = Harness(executor_kind=executor_kind, table=False)
+    try:
+        node = h.node
+        fields = [f"{m}.{f}" for m in ("arm", "grip__left")
+                  for f in ("max_velocity", "control_pid", "position_sensor.noise")]
+        expected = {"/arm/get_max_velocity": 2.0, "/grip__left/get_max_velocity": 0.1}
+        appeared: list[str] = []
+        while not node.table.done:
+            node.table.run(0.0)  # one job
+            services = [node.resolve_service_name(s.srv_name) for s in node.services]
+            appeared += [name for name in services if name not in appeared]
+            actions = [w for w in node.waitables if isinstance(w, ActionServer)]
+            if actions:  # the actions come last
+                assert appeared[-1] == "/grip__left/torque_feedback_sensor/get_sampling_period"
+            if "/servo_sim/get_parameters" in services:
+                assert all(node.has_parameter(f) for f in fields)
+                names = ["arm.max_velocity", "grip__left.max_velocity"]
+                answer = h.call("/servo_sim/get_parameters", GetParameters, names=names)
+                assert [v.double_value for v in answer.values] == [2.0, 0.1]
+            for name in [n for n in expected if n in services]:
+                assert h.call(name, servo_srvs.GetFloat, ask=True).value == expected.pop(name)
+        assert not expected
+        table = [n for n in appeared if not n.startswith("/servo_sim/")]
+        assert table[:2] == ["/arm/set_position", "/grip__left/set_position"]
+        assert table[2:4] == ["/arm/get_target_position", "/grip__left/get_target_position"]
+        assert appeared.index("/servo_sim/get_parameters") < appeared.index("/arm/set_position")
+        assert len(actions) == 2
+    finally:
+        h.close()
 
 
 def test_every_service_of_the_table_is_served_with_its_type(h):

@@ -14,27 +14,24 @@ from __future__ import annotations
 
 import logging
 import math
-import sys
 import time
 from array import array
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
 from typing import Any
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import (
-    FloatingPointRange,
-    IntegerRange,
-    ParameterDescriptor,
-    ParameterType,
     SetParametersResult,
 )
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.parameter_service import ParameterService
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
@@ -45,35 +42,34 @@ from .. import msg as servo_msgs
 from .. import srv as servo_srvs
 from ..hardware import HardwareSystem
 from ..hardware.system import CommandRefusedError
-from ..model import ConfigError, Motor, ServoMode, StateFlags, load_config, ros_name
+from ..model import ConfigError, Motor, load_config, ros_name
 from ..model.safety import Move, commands
 from ..model.urdf import apply_urdf
 from ..pacing import Pacer
 from ..resources import default_config_path
 from .interface import (
     FORCE_SENSOR,
-    MOTOR_ACTIONS,
-    MOTOR_SERVICES,
     MOTOR_TOPICS,
-    MOTOR_TRIGGERS,
     NODE_ENDPOINTS,
     POSITION_SENSOR,
     MotorAction,
     MotorService,
     MotorTrigger,
     default_force_topic,
-    family,
 )
+from .messages import descriptor, diagnostics, flag_names, stamp
 from .params import (
     NODE_SPECS,
     ROS_BUILTIN_PARAMETERS,
     ParameterSpec,
     config_from_parameters,
     hardware_specs,
+    motor_parameter_specs,
     node_settings,
-    parameter_specs,
     split_motor_parameter,
+    top_parameter_specs,
 )
+from .table import FEEDBACK_TOPICS, TableBuilder, table_rows
 
 #: Wall time one tick may spend stepping when running as fast as possible.
 FREE_RUN_SLICE_S = 0.005
@@ -83,13 +79,14 @@ FEEDBACK_PERIOD_MS = 50
 LISTENERS_PERIOD_S = 0.2
 #: How often (wall time) /diagnostics is published.
 DIAGNOSTICS_PERIOD_S = 1.0
+#: How often (wall time) the per-motor table grows by a slice, and how long a slice may
+#: take (plus one endpoint's creation): the longest the step loop waits for the table;
+#: the steps due meanwhile run right after it.
+TABLE_PERIOD_S = 0.001
+TABLE_SLICE_S = 0.005
 #: Node settings that only a simulation honours, with the value real hardware runs at.
 _SIMULATION_ONLY = {"real_time_factor": 1.0, "publish_clock": False, "start_paused": False}
 
-_TYPES = {"bool": ParameterType.PARAMETER_BOOL, "integer": ParameterType.PARAMETER_INTEGER,
-          "double": ParameterType.PARAMETER_DOUBLE, "string": ParameterType.PARAMETER_STRING,
-          "double_array": ParameterType.PARAMETER_DOUBLE_ARRAY,
-          "string_array": ParameterType.PARAMETER_STRING_ARRAY}
 #: topic name -> the bank sensor that feeds it, and the sensors in table order
 _SENSOR_OF = {t.name: t.sensor for t in MOTOR_TOPICS}
 _SENSORS = tuple(dict.fromkeys(_SENSOR_OF.values()))
@@ -97,25 +94,6 @@ _ENDPOINT_TYPES = {"sensor_msgs/msg/JointState": JointState, "rosgraph_msgs/msg/
                    "std_srvs/srv/Trigger": Trigger, "servo_sim/srv/SetInt": servo_srvs.SetInt,
                    "servo_sim/msg/ServoState": servo_msgs.ServoState,
                    "diagnostic_msgs/msg/DiagnosticArray": DiagnosticArray}
-_LEVELS = (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR)
-
-
-def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
-    """The rclpy descriptor of a parameter spec."""
-    d = ParameterDescriptor(name=spec.name, type=_TYPES[spec.type],
-                            description=spec.description, read_only=spec.read_only)
-    if spec.minimum is not None and spec.type == "double":
-        d.floating_point_range = [FloatingPointRange(from_value=float(spec.minimum),
-                                                     to_value=sys.float_info.max)]
-    elif spec.minimum is not None and spec.type == "integer":
-        d.integer_range = [IntegerRange(from_value=int(spec.minimum), to_value=2**63 - 1)]
-    return d
-
-
-def stamp(time_ms: int) -> Time:
-    """A builtin_interfaces/Time for a simulated time in ms."""
-    sec, ms = divmod(time_ms, 1000)
-    return Time(sec=sec, nanosec=ms * 1_000_000)
 
 
 class _RosLogHandler(logging.Handler):
@@ -151,9 +129,10 @@ class ServoSimNode(Node):
     """Hosts every motor of its config; see SPEC §6 and ``interface.py``."""
 
     def __init__(self, **kwargs: Any) -> None:
-        try:
-            super().__init__("servo_sim", automatically_declare_parameters_from_overrides=True,
-                             **kwargs)
+        self._started = time.monotonic()
+        try:  # parameters: the node's own now, each motor's with the table, then the
+            # parameter services (a client sees all of them or none)
+            super().__init__("servo_sim", start_parameter_services=False, **kwargs)
         except ValueError as exc:  # rclpy refusing a parameter override, e.g. `-p x:=[]`
             raise ConfigError(f"parameter overrides of servo_sim: {exc}") from None
         self._log_handler = _RosLogHandler(self)
@@ -178,27 +157,10 @@ class ServoSimNode(Node):
 
         self._feedback_publishers: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._reset_topics()
-        wanted = set(self._settings["motor_interfaces"])
-        services = [r for r in MOTOR_SERVICES if family(r) in wanted]
-        triggers = [r for r in MOTOR_TRIGGERS if family(r) in wanted]
-        for motor in self.sim.motors:
-            base = ros_name(motor.name)
-            for row in services:
-                self.create_service(getattr(servo_srvs, row.srv), f"{base}/{row.name}",
-                                    partial(self._serve, row, motor.name))
-            for trigger in triggers:
-                self.create_service(Trigger, f"{base}/{trigger.name}",
-                                    partial(self._serve_trigger, trigger, motor.name))
         # goal id -> its handle, move, the future its coroutine awaits, the next feedback
         # time and the feedback type
         self._goals: dict[bytes, tuple[Any, Move, Future, int, Any]] = {}
-        self._action_servers = [
-            ActionServer(self, getattr(servo_actions, row.action),
-                         f"{ros_name(motor.name)}/{row.name}",
-                         execute_callback=partial(self._execute_move, row, motor.name),
-                         cancel_callback=lambda goal: CancelResponse.ACCEPT,
-                         goal_callback=lambda goal: GoalResponse.ACCEPT)
-            for motor in self.sim.motors for row in MOTOR_ACTIONS if family(row) in wanted]
+        self._action_servers: list[ActionServer] = []
         self._outputs: dict[str, Any] = {}
         for ep in NODE_ENDPOINTS:
             kind = _ENDPOINT_TYPES[ep.type]
@@ -232,20 +194,77 @@ class ServoSimNode(Node):
             f"{self.hw.plugin_name!r} ({self.hw.state.value}); step "
             f"{self.sim.basic_time_step_ms} ms, real_time_factor "
             f"{self._settings['real_time_factor']}{', paused' if self._paused else ''}")
+        # the per-motor table after the node runs, a slice at a time between steps
+        self.table = TableBuilder(self._table_jobs(self._settings["motor_interfaces"]))
+        self.table_timer = self.create_timer(TABLE_PERIOD_S, self._grow_table,
+                                              clock=self._steady)
+
+    # ------------------------------------------------------------------ the table
+
+    def _table_jobs(self, families: list[str]) -> Iterator[Callable[[], object]]:
+        """The table's creation jobs, made as they run: each motor's parameters, the
+        parameter services (before any service that changes a motor and its parameter;
+        a client sees all parameters or none), then a job per row and motor, row by row."""
+        motors = [(i, m.name, ros_name(m.name)) for i, m in enumerate(self.sim.motors)]
+        for motor in self.sim.config.motors:
+            yield partial(self._declare_motor, motor.name)
+        yield partial(ParameterService, self)
+        for row in table_rows(families):
+            for i, name, base in motors:
+                if row == FEEDBACK_TOPICS:  # on the sensor's topic when the job runs
+                    for sensor in _SENSORS:
+                        if getattr(self.sim.bank, sensor).period_ms[i] > 0:
+                            yield partial(self._feedback_publisher_of, name, sensor)
+                elif isinstance(row, MotorService):
+                    yield partial(self.create_service, getattr(servo_srvs, row.srv),
+                                  f"{base}/{row.name}", partial(self._serve, row, name))
+                elif isinstance(row, MotorTrigger):
+                    yield partial(self.create_service, Trigger, f"{base}/{row.name}",
+                                  partial(self._serve_trigger, row, name))
+                else:
+                    yield partial(self._create_action_server, row, name)
+
+    def _declare_motor(self, motor_name: str) -> None:
+        self._declare(motor_parameter_specs(self.sim.motor(motor_name).config))
+
+    def _create_action_server(self, row: MotorAction, motor_name: str) -> None:
+        self._action_servers.append(ActionServer(
+            self, getattr(servo_actions, row.action), f"{ros_name(motor_name)}/{row.name}",
+            execute_callback=partial(self._execute_move, row, motor_name),
+            cancel_callback=lambda goal: CancelResponse.ACCEPT,
+            goal_callback=lambda goal: GoalResponse.ACCEPT))
+
+    def _grow_table(self) -> None:
+        """A slice of the table; once it is whole, say so once, with its time."""
+        if not self.table.run(TABLE_SLICE_S):
+            return
+        self.table_timer.cancel()
+        self.get_logger().info(
+            f"per-motor table complete: {self.table.created} parameter groups, services, "
+            f"topics and actions of "
+            f"{len(self.sim)} motor(s), {time.monotonic() - self._started:.2f} s after "
+            f"start (longest creation {self.table.longest_job_s * 1000:.1f} ms)")
 
     # ------------------------------------------------------------------ parameters
 
     def _read_config(self) -> Any:
-        params = {k: p.value for k, p in self.get_parameters_by_prefix("").items()
-                  if not k.startswith("qos_overrides.")}
+        """The config from the parameter overrides (params files, ``-p``,
+        ``parameter_overrides``): read as given, declared once validated."""
+        # rclpy keeps the overrides in Node._parameter_overrides (Foxy to Kilted), and has no
+        # public getter: declaring them all to read them (automatically_declare_...) costs a
+        # parameter event each, seconds for a thousand motors
+        params = {k: p.value for k, p in self._parameter_overrides.items()
+                  if not k.startswith("qos_overrides.") and k not in ROS_BUILTIN_PARAMETERS}
         source = f"parameters of {self.get_fully_qualified_name()}"
+        untyped = sorted(k for k, v in params.items() if v is None)
+        if untyped:  # `-p name:=[]`: ROS parameters have no type for an empty list
+            raise ConfigError(f"{source}: parameter {untyped[0]!r} has no type (an empty "
+                              "list cannot be a ROS parameter value)")
         self._settings = node_settings(params, source)
-        self._undeclare = [k for k in params if k not in ROS_BUILTIN_PARAMETERS]
         if "motors" in params:
             config = config_from_parameters(params, source)
         else:
-            model_keys = sorted(set(params) - {s.name for s in NODE_SPECS}
-                                - ROS_BUILTIN_PARAMETERS)
+            model_keys = sorted(set(params) - {s.name for s in NODE_SPECS})
             if model_keys:
                 raise ConfigError(f"{source}: no 'motors' parameter, but motor parameters "
                                   f"{', '.join(model_keys)}")
@@ -256,17 +275,21 @@ class ServoSimNode(Node):
         return apply_urdf(config, urdf) if urdf else config
 
     def _declare_parameters(self) -> None:
-        """Re-declare every parameter with its descriptor and the validated value."""
-        for name in self._undeclare:
-            self.undeclare_parameter(name)
+        """The node's own parameters, with descriptors and validated values; each motor's
+        come with the table (``_declare_motor``)."""
         specs = [replace(s, value=self._settings[s.name]) for s in NODE_SPECS]
-        plugin_docs = self.hw.component.SETTINGS
-        for spec in specs + parameter_specs(self.sim.config) + hardware_specs(
-                self.sim.config, plugin_docs):
-            self.declare_parameter(spec.name, spec.value, descriptor(spec), ignore_override=True)
+        specs += top_parameter_specs(self.sim.config) + hardware_specs(
+            self.sim.config, self.hw.component.SETTINGS)
+        self._declare(specs)
+
+    def _declare(self, specs: list[ParameterSpec]) -> None:
+        self.declare_parameters("", [(s.name, s.value, descriptor(s)) for s in specs],
+                                ignore_override=True)
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
         for p in params:
+            if not self.has_parameter(p.name):  # being declared, with the model's value
+                continue
             target = split_motor_parameter(self.sim.config, p.name)
             value = list(p.value) if isinstance(p.value, array) else p.value  # double arrays
             try:
@@ -333,7 +356,7 @@ class ServoSimNode(Node):
         motor = self.sim.motor(motor_name)
         response.success = True
         response.message = f"{motor_name}: mode {motor.mode.name.lower()}, flags " \
-                           f"{_flag_names(motor.flags)}"
+                           f"{flag_names(motor.flags)}"
         return response
 
     def on_e_stop(self, request: Trigger.Request, response: Trigger.Response) -> Any:
@@ -554,6 +577,9 @@ class ServoSimNode(Node):
                 entry = publishers.get((name, self._topic[(name, sensor_name)]))
                 listened[i] = entry is not None and entry[0].get_subscription_count() > 0
 
+    def _feedback_publisher_of(self, motor_name: str, sensor_name: str) -> None:
+        self._feedback_publisher(motor_name, self._topic[(motor_name, sensor_name)])
+
     def _feedback_publisher(self, motor_name: str, topic: str) -> tuple[Any, Any]:
         """The publisher of ``<motor>/<topic>`` and its message, created when first needed."""
         key = (motor_name, topic)
@@ -593,21 +619,8 @@ class ServoSimNode(Node):
 
     def _publish_diagnostics(self) -> None:
         """/diagnostics: one status per motor, OK / WARN / ERROR and why."""
-        modes, flags = reported = self.hw.report()
-        bank = self.sim.bank
-        msg = DiagnosticArray()
-        msg.header.stamp = self.get_clock().now().to_msg()
-        for i, (level, why) in enumerate(self.hw.status(reported)):
-            values = {"mode": ServoMode(int(modes[i])).name.lower(),
-                      "flags": _flag_names(StateFlags(int(flags[i]))),
-                      "position": f"{bank.position[i]:.6g}", "velocity": f"{bank.velocity[i]:.6g}",
-                      "effort": f"{bank.motor_force[i]:.6g}",
-                      "command_timeout": f"{bank.command_timeout_ms[i] / 1000.0:g}"}
-            msg.status.append(DiagnosticStatus(
-                level=_LEVELS[level], name=f"{self.get_name()}: {bank.names[i]}",
-                message=why, hardware_id=self.hw.plugin_name,
-                values=[KeyValue(key=k, value=v) for k, v in values.items()]))
-        self._outputs["/diagnostics"].publish(msg)
+        self._outputs["/diagnostics"].publish(diagnostics(
+            self.get_name(), self.hw, self.get_clock().now().to_msg()))
 
     def _publish_clock(self) -> None:
         pub = self._outputs.get("/clock")
@@ -615,30 +628,28 @@ class ServoSimNode(Node):
             pub.publish(ClockMsg(clock=stamp(self.sim.time_ms)))
 
     def _reset_topics(self) -> None:
-        bank = self.sim.bank
+        """Each sensor's topic back to its default name (a reset restores the config's
+        sensors, whose publishers the table creates)."""
         self._topic: dict[tuple[str, str], str] = {}  # (motor, sensor) -> its topic
-        for i, m in enumerate(self.sim.motors):
+        for m in self.sim.motors:
             self._topic[(m.name, POSITION_SENSOR)] = "position"
             self._topic[(m.name, FORCE_SENSOR)] = default_force_topic(m)
-            for sensor_name in _SENSORS:  # sensors the config enables publish from the start
-                if getattr(bank, sensor_name).period_ms[i] > 0:
-                    self._feedback_publisher(m.name, self._topic[(m.name, sensor_name)])
         self._joint_names = {**{ros_name(n): n for n in self.sim.motor_names},
                              **{n: n for n in self.sim.motor_names}}
+
+    def stop_hardware(self) -> None:
+        """Real devices torque off and released (idempotent)."""
+        self.hw.shutdown()
 
     def destroy_node(self) -> None:
         """Also for a node whose constructor a signal interrupted (Kilted's try_shutdown
         destroys it): a real device is left with its torque off; Node.destroy_node leaves
         action servers alone, and their handles would keep the rcl node alive."""
         if hasattr(self, "hw"):
-            self.hw.shutdown()
+            self.stop_hardware()
         if hasattr(self, "_log_handler"):
             self._log_handler.detach()
         for server in getattr(self, "_action_servers", ()):
             server.destroy()
         super().destroy_node()
 
-
-def _flag_names(flags: StateFlags) -> str:
-    """'ready|enabled' (or 'none')."""
-    return "|".join(f.name.lower() for f in StateFlags if f.value and f in flags) or "none"

@@ -152,19 +152,31 @@ def motor_field_values(m: MotorConfig) -> dict[str, Any]:
 
 def parameter_specs(config: SimulationConfig) -> list[ParameterSpec]:
     """Every parameter the node declares for ``config``, with the config's values."""
-    specs = [ParameterSpec(name, value, _TOP_DOCS[name], read_only=True,
-                           minimum=field_minimum(name))
-             for name, value in (("basic_time_step_ms", config.basic_time_step_ms),
-                                 ("physics", config.physics), ("seed", config.seed),
-                                 ("motors", [m.name for m in config.motors]))]
+    specs = top_parameter_specs(config)
     for m in config.motors:
-        for field, value in motor_field_values(m).items():
-            if isinstance(value, list):
-                value = [float(v) for v in value]
-            specs.append(ParameterSpec(f"{ros_name(m.name)}.{field}", value,
-                                       f"{m.name}: {_FIELD_DOCS[field]}",
-                                       read_only=field in READ_ONLY_FIELDS,
-                                       minimum=field_minimum(field)))
+        specs += motor_parameter_specs(m)
+    return specs
+
+
+def top_parameter_specs(config: SimulationConfig) -> list[ParameterSpec]:
+    """The read-only parameters of the whole simulation (step, physics, seed, motors)."""
+    return [ParameterSpec(name, value, _TOP_DOCS[name], read_only=True,
+                          minimum=field_minimum(name))
+            for name, value in (("basic_time_step_ms", config.basic_time_step_ms),
+                                ("physics", config.physics), ("seed", config.seed),
+                                ("motors", [m.name for m in config.motors]))]
+
+
+def motor_parameter_specs(m: MotorConfig) -> list[ParameterSpec]:
+    """The parameters of one motor (``<ROS name>.<field>``), with its config's values."""
+    specs = []
+    for field, value in motor_field_values(m).items():
+        if isinstance(value, list):
+            value = [float(v) for v in value]
+        specs.append(ParameterSpec(f"{ros_name(m.name)}.{field}", value,
+                                   f"{m.name}: {_FIELD_DOCS[field]}",
+                                   read_only=field in READ_ONLY_FIELDS,
+                                   minimum=field_minimum(field)))
     return specs
 
 

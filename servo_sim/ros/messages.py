@@ -1,0 +1,68 @@
+"""ROS messages and descriptors made from the model: parameter descriptors, simulated
+stamps, the /diagnostics array. No node state: the node passes what each needs."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import (
+    FloatingPointRange,
+    IntegerRange,
+    ParameterDescriptor,
+    ParameterType,
+)
+
+from ..model import ServoMode, StateFlags
+from .params import ParameterSpec
+
+_TYPES = {"bool": ParameterType.PARAMETER_BOOL, "integer": ParameterType.PARAMETER_INTEGER,
+          "double": ParameterType.PARAMETER_DOUBLE, "string": ParameterType.PARAMETER_STRING,
+          "double_array": ParameterType.PARAMETER_DOUBLE_ARRAY,
+          "string_array": ParameterType.PARAMETER_STRING_ARRAY}
+_LEVELS = (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR)
+
+
+def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
+    """The rclpy descriptor of a parameter spec."""
+    d = ParameterDescriptor(name=spec.name, type=_TYPES[spec.type],
+                            description=spec.description, read_only=spec.read_only)
+    if spec.minimum is not None and spec.type == "double":
+        d.floating_point_range = [FloatingPointRange(from_value=float(spec.minimum),
+                                                     to_value=sys.float_info.max)]
+    elif spec.minimum is not None and spec.type == "integer":
+        d.integer_range = [IntegerRange(from_value=int(spec.minimum), to_value=2**63 - 1)]
+    return d
+
+
+def stamp(time_ms: int) -> Time:
+    """A builtin_interfaces/Time for a simulated time in ms."""
+    sec, ms = divmod(time_ms, 1000)
+    return Time(sec=sec, nanosec=ms * 1_000_000)
+
+
+def flag_names(flags: StateFlags) -> str:
+    """'ready|enabled' (or 'none')."""
+    return "|".join(f.name.lower() for f in StateFlags if f.value and f in flags) or "none"
+
+
+def diagnostics(node_name: str, hw: Any, time_stamp: Time) -> DiagnosticArray:
+    """One status per motor of the HardwareSystem ``hw``: OK / WARN / ERROR and why,
+    with its mode, flags, state and command timeout."""
+    modes, flags = reported = hw.report()
+    bank = hw.sim.bank
+    msg = DiagnosticArray()
+    msg.header.stamp = time_stamp
+    for i, (level, why) in enumerate(hw.status(reported)):
+        values = {"mode": ServoMode(int(modes[i])).name.lower(),
+                  "flags": flag_names(StateFlags(int(flags[i]))),
+                  "position": f"{bank.position[i]:.6g}", "velocity": f"{bank.velocity[i]:.6g}",
+                  "effort": f"{bank.motor_force[i]:.6g}",
+                  "command_timeout": f"{bank.command_timeout_ms[i] / 1000.0:g}"}
+        msg.status.append(DiagnosticStatus(
+            level=_LEVELS[level], name=f"{node_name}: {bank.names[i]}", message=why,
+            hardware_id=hw.plugin_name,
+            values=[KeyValue(key=k, value=v) for k, v in values.items()]))
+    return msg

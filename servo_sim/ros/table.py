@@ -1,0 +1,85 @@
+"""The per-motor Webots table, built while the node already runs (issue 18).
+
+Creating a DDS endpoint costs time in proportion to the endpoints its participant already
+has (Fast DDS pairs each new endpoint with every local one; rmw publishes the node's
+whole entity list on every creation), so a table of thousands of services takes
+seconds to minutes to create. The node therefore starts with its node-wide interface
+(stepping, ``joint_states``, ``/clock``, the node services, parameters) and creates the
+per-motor rows afterwards, a slice at a time between steps, in the order of
+:func:`table_rows`: what users call first comes up first.
+
+Nothing here imports ROS: the node turns each planned row into a creation job, and
+:class:`TableBuilder` runs the jobs within a time budget per call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+
+from .interface import (
+    MOTOR_ACTIONS,
+    MOTOR_SERVICES,
+    MOTOR_TRIGGERS,
+    MotorAction,
+    MotorService,
+    MotorTrigger,
+    family,
+)
+
+#: The feedback topics of the sensors a config enables: a row of the table (publishers
+#: created ahead, so that subscribers match before the first sample).
+FEEDBACK_TOPICS = "feedback topics"
+Row = MotorService | MotorTrigger | MotorAction | str
+
+#: Creation order by family: set_position, then the feedback topics the config enables,
+#: the getters, the other commands, the safety triggers, the sensor services, the actions.
+_RANK = {"set_position": 0, FEEDBACK_TOPICS: 1, "getters": 2, "commands": 3, "safety": 4,
+         "sensors": 5, "actions": 6}
+
+
+def table_rows(families: Iterable[str]) -> tuple[Row, ...]:
+    """The per-motor rows of the families ``families`` and the feedback topics, in
+    creation order (stable within a family: the table's own order); the node creates each
+    row for every motor before the next row."""
+    wanted = set(families)
+    rows: list[Row] = [r for r in (*MOTOR_SERVICES, *MOTOR_TRIGGERS, *MOTOR_ACTIONS)
+                       if family(r) in wanted]
+    rows.append(FEEDBACK_TOPICS)  # whatever the families: the config enabled those sensors
+
+    def rank(row: Row) -> int:
+        if row == FEEDBACK_TOPICS or getattr(row, "name", None) == "set_position":
+            return _RANK[row if isinstance(row, str) else "set_position"]
+        return _RANK[family(row)]
+
+    return tuple(sorted(rows, key=rank))
+
+
+class TableBuilder:
+    """Runs creation jobs in order, a time slice per :meth:`run`, and counts them; the
+    jobs are made as they are needed (``jobs`` may be a generator)."""
+
+    def __init__(self, jobs: Iterable[Callable[[], object]],
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._jobs = iter(jobs)
+        self._clock = clock
+        self.done = False
+        #: Jobs run so far.
+        self.created = 0
+        #: The longest single job so far, s: with the slice, what one run() may stall.
+        self.longest_job_s = 0.0
+
+    def run(self, slice_s: float) -> bool:
+        """Run jobs until ``slice_s`` has passed (at least one job), then return whether
+        every job has run. A call takes at most ``slice_s`` plus one job."""
+        end = self._clock() + slice_s
+        for job in self._jobs:
+            start = self._clock()
+            job()
+            now = self._clock()
+            self.created += 1
+            self.longest_job_s = max(self.longest_job_s, now - start)
+            if now >= end:
+                return False
+        self.done = True
+        return True
