@@ -25,9 +25,21 @@ requests answered, node alive and its state finite, steps/s, round trip p99.
 ``soak``: the node (10 motors, 1 ms) for ``--duration`` (an hour) with a client calling
 and subscribing: RSS growth after the first minute, overruns after it.
 
+``lifecycle``: start and stop as users see them, from another process. For each motor
+count, ``servo_sim_node`` (the installed entry point, default interfaces, step 1 ms,
+joint_states 100 Hz, position sensors at 10 ms) is started while a client here already
+subscribes to /joint_states; per row: process start -> first /joint_states received,
+-> the last motor's last table entry seen in the graph (the full table; the node's own
+log line gives its longest single creation, the most the step loop waited), SIGINT ->
+process gone and its exit status, -> the node gone from the client's graph, -> its
+services gone, peak RSS. Beside it, the floor: a bare rclpy node creating the same
+endpoints (same names and types, in the same order) in one go, then ending with
+destroy_node() and rclpy.shutdown() on SIGINT.
+
     python3 benchmarks/bench_node.py [table] [--duration 10] [--motors 1 10 100 1000]
     python3 benchmarks/bench_node.py load [--duration 60]
     python3 benchmarks/bench_node.py soak [--duration 3600]
+    python3 benchmarks/bench_node.py lifecycle [--motors 1 30 100 1000] [--table-timeout 3600]
 """
 
 from __future__ import annotations
@@ -420,30 +432,190 @@ def soak(args: argparse.Namespace) -> None:
     print("RSS MB by minute: " + ", ".join(f"{m:.1f}" for _, m in rss[::max(len(rss) // 60, 1)]))
 
 
+# ----------------------------------------------------------------------- life cycle
+
+def table_endpoints(node, n: int) -> None:
+    """The endpoints of n motors' per-motor table on a bare rclpy node, in the node's
+    order (servo_sim.ros.table), with handlers that do nothing."""
+    from rclpy.action import ActionServer
+    from std_srvs.srv import Trigger
+
+    from servo_sim import action, msg, srv
+    from servo_sim.ros.interface import MOTOR_FAMILIES, MotorService, MotorTrigger
+    from servo_sim.ros.table import FEEDBACK_TOPICS, table_rows
+
+    for row in table_rows(MOTOR_FAMILIES):
+        for i in range(n):
+            if row == FEEDBACK_TOPICS:  # the position sensor the benchmark's config enables
+                node.create_publisher(msg.Float64Stamped, f"m{i}/position", 10)
+            elif isinstance(row, MotorService):
+                node.create_service(getattr(srv, row.srv), f"m{i}/{row.name}", lambda q, r: r)
+            elif isinstance(row, MotorTrigger):
+                node.create_service(Trigger, f"m{i}/{row.name}", lambda q, r: r)
+            else:
+                ActionServer(node, getattr(action, row.action), f"m{i}/{row.name}",
+                             execute_callback=lambda goal: None)
+
+
+def child_floor_table(n: int) -> None:
+    """The floor of the life cycle: a bare rclpy node named servo_sim with the table of n
+    motors and a joint_states publisher; on SIGINT, destroy_node() and shutdown()."""
+    import signal
+
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+    from sensor_msgs.msg import JointState
+
+    stop: list[int] = []
+    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("servo_sim")
+    joint_states = node.create_publisher(JointState, "joint_states", 10)
+    table_endpoints(node, n)
+    joint_states.publish(JointState(name=[f"m{i}" for i in range(n)]))
+    while not stop:
+        rclpy.spin_once(node, timeout_sec=0.1)
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+def peak_rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) / 1024
+    except (OSError, StopIteration):
+        return math.nan
+
+
+def node_command(n: int) -> list[str]:
+    """servo_sim_node as users start it (the entry point beside this Python)."""
+    entry = Path(sys.executable).with_name("servo_sim_node")
+    program = [str(entry)] if entry.exists() else [
+        sys.executable, str(Path(__file__).resolve().parents[1] / "scripts" / "servo_sim_node")]
+    return program + node_parameters(n, 1, 1.0, "auto")[:-2] + ["--log-level", "info"]
+
+
+def life_cycle(client: Client, n: int, floor: bool, table_timeout: float) -> dict:
+    """Start (node or floor) with n motors, wait for the full table, SIGINT, watch it go."""
+    import signal
+
+    last = f"/m{n - 1}/trapezoidal_move/_action/get_result"
+    first_js: list[float] = []
+    client.on_joint_states = lambda: first_js or first_js.append(time.monotonic())
+    log = Path(f"/tmp/bench_node_lifecycle_{os.getpid()}.log")
+    t0 = time.monotonic()
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "--child", "floor_table", str(n)] if floor
+            else node_command(n), stdout=out, stderr=subprocess.STDOUT)
+    row: dict = {"first_joint_states_s": math.nan, "table_s": math.nan}
+    rss = math.nan
+    next_poll = t0
+    while time.monotonic() - t0 < table_timeout:
+        client.executor.spin_once(timeout_sec=0.01)
+        if first_js and math.isnan(row["first_joint_states_s"]):
+            row["first_joint_states_s"] = first_js[0] - t0
+        if time.monotonic() >= next_poll:
+            next_poll += 0.1
+            rss = max(peak_rss_mb(proc.pid), 0 if math.isnan(rss) else rss)
+            if client.node.count_services(last):
+                row["table_s"] = time.monotonic() - t0
+                break
+            assert proc.poll() is None, f"exited {proc.returncode}: {log.read_text()[-2000:]}"
+    if not floor:  # the first joint_states may come after the table at small counts
+        client.spin_until(lambda: first_js, timeout=30.0)
+        row["first_joint_states_s"] = first_js[0] - t0 if first_js else math.nan
+    row["rss_mb"] = max(rss, peak_rss_mb(proc.pid))
+    t_sig = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    gone: dict[str, float] = {}
+    while len(gone) < 3 and time.monotonic() - t_sig < 120:
+        now = time.monotonic() - t_sig
+        if "exit" not in gone and proc.poll() is not None:
+            gone["exit"] = now
+        if "node" not in gone and "servo_sim" not in client.node.get_node_names():
+            gone["node"] = now
+        if "services" not in gone and not client.node.count_services(last):
+            gone["services"] = now
+        client.executor.spin_once(timeout_sec=0.005)
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    text = log.read_text()
+    log.unlink()
+    longest = [line.rsplit("longest creation ", 1)[1].split(" ms")[0]
+               for line in text.splitlines() if "longest creation" in line]
+    return {**row, "exit_s": gone.get("exit", math.inf), "status": proc.returncode,
+            "node_gone_s": gone.get("node", math.inf),
+            "services_gone_s": gone.get("services", math.inf),
+            "longest_ms": float(longest[0]) if longest else math.nan,
+            "traceback": "Traceback" in text}
+
+
+def lifecycle(args: argparse.Namespace) -> None:
+    client = Client()
+    from sensor_msgs.msg import JointState
+
+    client.on_joint_states = lambda: None
+    client.node.create_subscription(JointState, "/joint_states",
+                                    lambda _m: client.on_joint_states(), 10)
+    print("servo_sim_node start and stop from another process: default interfaces, step "
+          f"1 ms, joint_states {JOINT_STATES_HZ:g} Hz, position sensors every {SENSOR_MS} "
+          "ms; floor: a bare rclpy node with the same endpoints")
+    print("| motors | process | first joint_states | full table | longest creation | "
+          "SIGINT -> exit (status) | -> node gone from the graph | -> its services gone | "
+          "peak RSS |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    try:
+        for n in args.motors:
+            for floor in (False, True):
+                r = life_cycle(client, n, floor, args.table_timeout)
+
+                def s(x: float) -> str:
+                    return "—" if math.isnan(x) else f"> {args.table_timeout:g} s" \
+                        if math.isinf(x) else f"{x:.2f} s"
+
+                longest = "—" if floor else f"{r['longest_ms']:.1f} ms"
+                print(f"| {n} | {'floor' if floor else 'servo_sim_node'} | "
+                      f"{'—' if floor else s(r['first_joint_states_s'])} | {s(r['table_s'])} | "
+                      f"{longest} | {s(r['exit_s'])} "
+                      f"({r['status']}{', traceback' if r['traceback'] else ''}) | "
+                      f"{s(r['node_gone_s'])} | {s(r['services_gone_s'])} | "
+                      f"{r['rss_mb']:.0f} MB |", flush=True)
+    finally:
+        client.close()
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--child"]:
         kind, rest = sys.argv[2], sys.argv[3:]
         if kind == "node":
             child_node(float(rest[0]), float(rest[1]), rest[3:])
+        elif kind == "floor_table":
+            child_floor_table(int(rest[0]))
         elif kind == "floor":
             child_floor(float(rest[0]), rest[1], int(rest[2]), int(rest[3]))
         else:
             child_hammer(float(rest[0]), int(rest[1]), int(rest[2]))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", nargs="?", default="table", choices=("table", "load", "soak"))
+    parser.add_argument("mode", nargs="?", default="table",
+                        choices=("table", "load", "soak", "lifecycle"))
     parser.add_argument("--duration", type=float,
                         help="seconds a row (10), of load (60) or of soak (3600)")
     parser.add_argument("--motors", type=int, nargs="+", default=[1, 10, 100, 1000])
     parser.add_argument("--executors", nargs="+", default=list(EXECUTORS), choices=EXECUTORS)
     parser.add_argument("--step-ms", type=int, default=1)
+    parser.add_argument("--table-timeout", type=float, default=3600.0,
+                        help="lifecycle: the longest wait for a full table, s")
     parser.add_argument("--motor-interfaces", nargs="*", metavar="FAMILY",
                         help="the node's motor_interfaces (default: all families)")
     args = parser.parse_args()
-    args.duration = args.duration or {"table": 10.0, "load": 60.0, "soak": 3600.0}[args.mode]
+    args.duration = args.duration or {"table": 10.0, "load": 60.0, "soak": 3600.0,
+                                      "lifecycle": 0.0}[args.mode]
     print(f"(Python {sys.version.split()[0]}, {Path(sys.executable).parent.parent.name}, "
           f"rmw {os.environ.get('RMW_IMPLEMENTATION', 'default')}, {os.cpu_count()} cores)")
-    {"table": table, "load": load, "soak": soak}[args.mode](args)
+    {"table": table, "load": load, "soak": soak, "lifecycle": lifecycle}[args.mode](args)
 
 
 if __name__ == "__main__":
