@@ -222,6 +222,21 @@ def test_ctrl_c_while_the_table_grows_ends_the_node_quietly_within_the_bound(sta
     assert "per-motor table complete" not in node.output  # it was still growing
 
 
+def test_what_the_node_logged_before_it_stopped_reaches_its_output(start, client,
+                                                                    monkeypatch):
+    """rcutils writes through C stdio: to stdout, fully buffered in a file or a pipe, with
+    RCUTILS_LOGGING_USE_STDOUT=1 and RCUTILS_LOGGING_BUFFERED_STREAM=1 (stderr, its
+    default, is not buffered): the fast exit must not lose it."""
+    monkeypatch.setenv("RCUTILS_LOGGING_USE_STDOUT", "1")
+    monkeypatch.setenv("RCUTILS_LOGGING_BUFFERED_STREAM", "1")
+    node = start("logged")
+    last = "/logged/gripper/trapezoidal_move/_action/get_result"  # the table's last entry
+    client.spin_until(lambda: client.count_services(last) > 0, "the complete table")
+    node.proc.send_signal(signal.SIGINT)
+    assert node.wait() == 0
+    assert "per-motor table complete" in node.output, node.output
+
+
 def test_a_missing_params_file_exits_1_with_one_fatal_line(start, tmp_path):
     node = start("nofile", "--params-file", str(tmp_path / "missing.yaml"))
     assert node.wait() == 1, node.output

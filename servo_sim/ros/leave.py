@@ -59,9 +59,22 @@ def short_lease_profile(environ: dict[str, str] | None = None,
     path = next((p for p in share_candidates("config", PROFILE_NAME) if p.is_file()), None)
     if path is None:
         return f"no {PROFILE_NAME} installed"
-    for name in _PROFILE_VARIABLES:
-        env[name] = str(path)
+    env[profile_variable(env)] = str(path)
     return None
+
+
+def profile_variable(environ: dict[str, str]) -> str:
+    """The profile variable of the Fast DDS beside this ROS 2: FASTRTPS_* for 2.x
+    (libfastrtps, Jazzy), else FASTDDS_* (libfastdds, Kilted on; 3.x warns that the old
+    name is deprecated, 2.x does not read the new one)."""
+    prefixes = [*filter(None, environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)),
+                sys.prefix]
+    for prefix in prefixes:
+        if Path(prefix, "lib", "libfastdds.so").exists():
+            return "FASTDDS_DEFAULT_PROFILES_FILE"
+        if Path(prefix, "lib", "libfastrtps.so").exists():
+            return "FASTRTPS_DEFAULT_PROFILES_FILE"
+    return "FASTDDS_DEFAULT_PROFILES_FILE"
 
 
 def _rcl_node_fini() -> Any:
@@ -85,7 +98,12 @@ def leave(node: Any, status: int = 0, budget_s: float = LEAVE_BUDGET_S) -> NoRet
     import rclpy
 
     pointer = node.handle.pointer
-    rclpy.try_shutdown(context=node.context)  # flushes and closes the log files
+    untrack = getattr(node.context, "untrack_node", None)
+    if untrack is not None:  # Kilted on: shutdown would destroy the node entity by entity
+        untrack(node)
+    # rcutils' logging ends here: its streams (stdout, buffered in a pipe with
+    # RCUTILS_LOGGING_BUFFERED_STREAM=1) and log files flushed and closed
+    rclpy.try_shutdown(context=node.context)
     finalize = _rcl_node_fini()
     if finalize is not None:  # ctypes releases the GIL: the thread runs while we wait
         worker = threading.Thread(target=finalize, args=(pointer,), daemon=True)
