@@ -26,6 +26,8 @@ from rcl_interfaces.srv import GetParameters  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
+from servo_sim.hardware import dxl_emulator as emu  # noqa: E402
+
 TIMEOUT = 60.0
 BIN = Path(sys.executable).parent
 #: The installed entry point; a colcon install without pip runs the ros2 run script.
@@ -220,6 +222,18 @@ def test_ctrl_c_while_the_table_grows_ends_the_node_quietly_within_the_bound(sta
     node.wait_for_output(f"{ROBOT} motor(s) m0, m1")
     stop_within_bound(node)
     assert "per-motor table complete" not in node.output  # it was still growing
+
+
+def test_real_servos_are_torqued_off_before_the_process_leaves(start):
+    """The fast exit (issue 18) comes after the devices are safe: servo_sim_node on the
+    emulated Dynamixel bus, SIGINT, and the servos' own Torque Enable is 0."""
+    with emu.EmulatorProcess([1, 2], nice=-5) as bus:
+        node = start("dxl", "--params-file", str(REPO / "config" / "dynamixel.yaml"),
+                     "-p", f"hardware.port:={bus.port}")
+        node.wait_for_output("on hardware 'dynamixel' (active)")
+        assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2)] == [1, 1]
+        stop_within_bound(node)
+        assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2)] == [0, 0], node.output
 
 
 def test_what_the_node_logged_before_it_stopped_reaches_its_output(start, client,
