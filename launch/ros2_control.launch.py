@@ -15,7 +15,7 @@ Timing: the node steps once per controller update (``update_rate`` sets both the
 controller_manager's rate and the node's ``basic_time_step_ms`` = 1000 / rate) and
 publishes its joint states at nearly that rate (see ``JOINT_STATES_RATIO``), so that
 each update reads the state of a recent step. With ``use_sim_time:=true`` the node
-publishes ``/clock`` and the stack follows it: pausing the node pauses the
+publishes ``/clock`` and every node here follows it: pausing the node pauses the
 controllers, and ``real_time_factor`` speeds everything up or slows it down together.
 
 Needs ros2_control, ros2_controllers and topic_based_ros2_control installed.
@@ -28,6 +28,8 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+
+from servo_sim.ros.launch_args import USE_SIM_TIME, flag, number
 
 SHARE = Path(get_package_share_directory("servo_sim"))
 CONTROLLERS = ("forward_position_controller", "joint_trajectory_controller")
@@ -45,9 +47,8 @@ ARGUMENTS = (
     ("update_rate", "125",
      "Controller update rate, Hz; the node steps at the same rate (basic_time_step_ms = "
      "1000 / rate, which must be a whole number of ms: 1000, 500, 250, 200, 125, 100, ...)."),
-    ("use_sim_time", "false",
-     "The node publishes /clock and the stack runs on it: pausing the node pauses the "
-     "controllers (simulated hardware only)."),
+    ("use_sim_time", "false", USE_SIM_TIME + " Pausing the node then pauses the "
+     "controllers."),
     ("real_time_factor", "1.0",
      "Simulated seconds per wall-clock second (simulated hardware; use with "
      "use_sim_time:=true to run the controllers at that pace too)."),
@@ -84,19 +85,6 @@ def step_of_rate(update_rate: str) -> tuple[int, int]:
     return rate, 1000 // rate
 
 
-def _flag(value: str, name: str) -> bool:
-    if value.lower() not in ("true", "false"):
-        raise ValueError(f"{name}:={value!r}: must be true or false")
-    return value.lower() == "true"
-
-
-def _number(value: str, name: str) -> float:
-    try:
-        return float(value)
-    except ValueError:
-        raise ValueError(f"{name}:={value!r}: must be a number") from None
-
-
 def _nodes(context):
     """The nodes, once the arguments are known (the URDF's text is a parameter of three)."""
     def arg(name: str) -> str:
@@ -107,14 +95,15 @@ def _nodes(context):
     if active not in CONTROLLERS:
         raise ValueError(f"controller:={active!r}: must be one of {', '.join(CONTROLLERS)}")
     rate, step_ms = step_of_rate(arg("update_rate"))
-    sim_time = _flag(arg("use_sim_time"), "use_sim_time")
+    sim_time = flag(arg("use_sim_time"), "use_sim_time")
     clocked = {"use_sim_time": sim_time}
     node_parameters = {"robot_description": urdf, "basic_time_step_ms": step_ms,
-                       "joint_states_rate": rate * JOINT_STATES_RATIO, "publish_clock": sim_time,
-                       "real_time_factor": _number(arg("real_time_factor"), "real_time_factor")}
+                       "joint_states_rate": rate * JOINT_STATES_RATIO, **clocked,
+                       "real_time_factor": number(arg("real_time_factor"), "real_time_factor")}
     if arg("port"):
         node_parameters["hardware.port"] = arg("port")
     spawners = [Node(package="controller_manager", executable="spawner",
+                     parameters=[clocked],
                      arguments=[name, "--controller-manager", "/controller_manager",
                                 *([] if name in ("joint_state_broadcaster", active)
                                   else ["--inactive"])])
@@ -123,7 +112,7 @@ def _nodes(context):
         Node(package="servo_sim", executable="servo_sim_node", name="servo_sim",
              output="screen", emulate_tty=True, remappings=REMAPPINGS,
              parameters=[arg("config"), node_parameters],
-             respawn=_flag(arg("respawn"), "respawn"), respawn_delay=RESPAWN_DELAY_S,
+             respawn=flag(arg("respawn"), "respawn"), respawn_delay=RESPAWN_DELAY_S,
              arguments=["--ros-args", "--log-level", arg("log_level")]),
         Node(package="robot_state_publisher", executable="robot_state_publisher",
              parameters=[{"robot_description": urdf, **clocked}]),

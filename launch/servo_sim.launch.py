@@ -4,17 +4,17 @@ from pathlib import Path
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
+
+from servo_sim.ros.launch_args import USE_SIM_TIME, flag, number
 
 ARGUMENTS = (
     ("config", str(Path(get_package_share_directory("servo_sim"), "config", "servo_sim.yaml")),
      "ROS parameters file with the motors (the servo_sim config format)."),
     ("namespace", "", "Namespace of the node, its services and topics."),
-    ("use_sim_time", "false", "Whether the node's ROS clock follows /clock."),
-    ("publish_clock", "false", "Publish the simulation time on /clock."),
+    ("use_sim_time", "false", USE_SIM_TIME),
     ("real_time_factor", "1.0",
      "Simulated seconds per wall-clock second; 0 = as fast as possible."),
     ("log_level", "info", "Log level: debug, info, warn, error or fatal."),
@@ -23,10 +23,12 @@ ARGUMENTS = (
 )
 
 
-def generate_launch_description() -> LaunchDescription:
-    """The launch arguments and the one servo_sim node."""
-    arg = LaunchConfiguration
-    node = Node(
+def _node(context) -> list[Node]:
+    """The node, once the arguments are known (each checked: one line if bad)."""
+    def arg(name: str) -> str:
+        return LaunchConfiguration(name).perform(context)
+
+    return [Node(
         package="servo_sim",
         executable="servo_sim_node",
         name="servo_sim",
@@ -36,14 +38,17 @@ def generate_launch_description() -> LaunchDescription:
         parameters=[
             arg("config"),
             {
-                "use_sim_time": ParameterValue(arg("use_sim_time"), value_type=bool),
-                "publish_clock": ParameterValue(arg("publish_clock"), value_type=bool),
-                "real_time_factor": ParameterValue(arg("real_time_factor"), value_type=float),
+                "use_sim_time": flag(arg("use_sim_time"), "use_sim_time"),
+                "real_time_factor": number(arg("real_time_factor"), "real_time_factor"),
                 "executor": arg("executor"),
             },
         ],
         arguments=["--ros-args", "--log-level", arg("log_level")],
-    )
+    )]
+
+
+def generate_launch_description() -> LaunchDescription:
+    """The launch arguments and the one servo_sim node."""
     return LaunchDescription(
         [DeclareLaunchArgument(name, default_value=default, description=description)
-         for name, default, description in ARGUMENTS] + [node])
+         for name, default, description in ARGUMENTS] + [OpaqueFunction(function=_node)])

@@ -333,6 +333,28 @@ def test_node_settings_defaults_coercion_and_errors():
             node_settings({"joint_states_rate": bad}, "p")
 
 
+@pytest.mark.parametrize(("given", "publish_clock"), [
+    ({}, False), ({"use_sim_time": True}, True), ({"publish_clock": True}, True),
+    ({"use_sim_time": False}, False), ({"use_sim_time": True, "publish_clock": True}, True),
+    ({"use_sim_time": False, "publish_clock": False}, False)])
+def test_use_sim_time_and_publish_clock_are_one_switch(given, publish_clock):
+    """Issue 24: either one true makes the node the time source (it publishes /clock and
+    follows it); a node following a /clock nobody publishes would stall."""
+    assert node_settings(given)["publish_clock"] is publish_clock
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"use_sim_time": True, "publish_clock": False},
+     r"^p: use_sim_time = True and publish_clock = False contradict each other: they are "
+     r"one switch \(the node publishes /clock and follows it, or neither\); set one of them$"),
+    ({"use_sim_time": False, "publish_clock": True},
+     r"^p: use_sim_time = False and publish_clock = True contradict each other"),
+    ({"use_sim_time": "maybe"}, r"^p: parameter 'use_sim_time' = 'maybe': must be a bool$")])
+def test_a_contradicting_or_bad_time_base_is_one_message(given, message):
+    with pytest.raises(ConfigError, match=message):
+        node_settings(given, "p")
+
+
 def test_node_parameter_names_are_what_the_config_accepts():
     assert {s.name for s in NODE_SPECS} | ROS_BUILTIN_PARAMETERS == NODE_PARAMETERS
     flat = {"motors": ["arm"], "arm.max_velocity": 1.0, "publish_clock": True,

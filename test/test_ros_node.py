@@ -395,6 +395,18 @@ def test_a_bad_config_fails_with_one_message():
         rclpy.shutdown(context=context)
 
 
+def test_the_time_base_is_chosen_at_start(h):
+    """Issue 24: with publish_clock the node follows its own /clock (use_sim_time true);
+    neither can be changed while it runs (a consumer would lose its clock)."""
+    assert h.node.get_parameter("use_sim_time").value is True
+    assert h.node.describe_parameter("publish_clock").read_only
+    result = h.node.set_parameters([Parameter("use_sim_time", value=False)])[0]
+    assert not result.successful
+    assert result.reason == ("use_sim_time is publish_clock's (read-only): the time base is "
+                             "chosen at start")
+    assert h.node.get_parameter("use_sim_time").value is True
+
+
 def test_dead_nodes_do_not_take_the_rosout_of_a_later_one(executor_kind):
     """A node that failed to start, or was destroyed, is finalized by rcl at once: if the GC
     did it later, rcl (Jazzy) would also unregister the /rosout publisher of the live node
@@ -481,6 +493,23 @@ def test_node_on_dynamixel_serves_the_table_and_publishes_what_it_reads(dxl_bus,
     assert not result.successful
     assert result.reason == "parameter 'real_time_factor': hardware 'dynamixel' runs in real time"
     assert h.node.get_parameter("real_time_factor").value == 1.0
+
+
+def test_real_hardware_on_sim_time_fails_at_start(dxl_bus):
+    """Nothing would publish /clock: the node and its consumers would stall."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        from servo_sim.model import ConfigError
+
+        with pytest.raises(ConfigError, match=r"^use_sim_time / publish_clock = true: hardware "
+                                              r"'dynamixel' runs in real time \(nothing "
+                                              r"would publish /clock\)$"):
+            ServoSimNode(context=context, parameter_overrides=[
+                Parameter(k, value=v) for k, v in
+                {**dxl_config(dxl_bus.port), "use_sim_time": True}.items()])
+    finally:
+        rclpy.shutdown(context=context)
 
 
 @pytest.fixture

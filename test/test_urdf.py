@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import require_ros
 
 from servo_sim.model import ConfigError, load_config, parse_config
 from servo_sim.model.config import ros_name, to_dict
@@ -123,65 +122,3 @@ def test_bad_urdf_fails_with_one_message(urdf, message):
 def test_motors_without_a_joint_keep_their_config():
     config = parse_config({"motors": [{"name": "wrist", "max_velocity": 3.0}]})
     assert apply_urdf(config, URDF) == config
-
-
-def _plain(parameters: dict) -> dict:
-    """launch_ros's normalised parameters (keys and strings as substitutions) as values."""
-    from launch import LaunchContext
-
-    def value(v):
-        if isinstance(v, tuple) and all(hasattr(s, "perform") for s in v):
-            return "".join(s.perform(LaunchContext()) for s in v)
-        return v
-
-    return {value(k): value(v) for k, v in parameters.items()}
-
-
-@pytest.mark.launch
-def test_ros2_control_launch_file_describes_the_stack():
-    require_ros("launch_ros", need="launch")
-    from launch import LaunchContext
-    from launch.actions import DeclareLaunchArgument, OpaqueFunction
-    from launch.launch_description_sources import get_launch_description_from_python_launch_file
-
-    description = get_launch_description_from_python_launch_file(
-        str(ROOT / "launch" / "ros2_control.launch.py"))
-    arguments = [e for e in description.entities if isinstance(e, DeclareLaunchArgument)]
-    assert [a.name for a in arguments] == ["urdf", "config", "controllers", "controller",
-                                           "update_rate", "use_sim_time", "real_time_factor",
-                                           "port", "respawn", "log_level"]
-    assert all(a.description for a in arguments)
-    opaque = next(e for e in description.entities if isinstance(e, OpaqueFunction))
-
-    def nodes_with(**given):
-        context = LaunchContext()
-        for a in arguments:
-            context.launch_configurations[a.name] = given.get(a.name, "".join(
-                s.perform(context) for s in a.default_value))
-        return opaque.execute(context)
-
-    nodes = nodes_with()
-    # the node steps once per controller update, on the stack's clock when asked
-    for rate, step in (("125", 8), ("500", 2), ("1000", 1)):
-        node, _, manager = nodes_with(update_rate=rate, use_sim_time="true")[:3]
-        node_parameters = _plain(node._Node__parameters[1])  # launch_ros has no getter
-        manager_parameters = _plain(manager._Node__parameters[1])
-        assert node_parameters["basic_time_step_ms"] == step
-        # a little slower than the controllers read (the launch file says why)
-        assert node_parameters["joint_states_rate"] == pytest.approx(0.98 * int(rate))
-        assert node_parameters["publish_clock"] is True
-        assert manager_parameters == {"update_rate": int(rate), "use_sim_time": True}
-    for name, value in (("update_rate", "300"), ("update_rate", "fast"),
-                        ("use_sim_time", "yes"), ("controller", "pid"),
-                        ("real_time_factor", "fast"), ("respawn", "maybe")):
-        with pytest.raises(ValueError, match=f"{name}:="):
-            nodes_with(**{name: value})
-    executables = [(n.node_package, n.node_executable) for n in nodes]
-    assert executables[:3] == [("servo_sim", "servo_sim_node"),
-                               ("robot_state_publisher", "robot_state_publisher"),
-                               ("controller_manager", "ros2_control_node")]
-    spawned = [n._Node__arguments for n in nodes[3:]]  # launch_ros has no public getter
-    assert [a[0] for a in spawned] == ["joint_state_broadcaster",
-                                       "forward_position_controller",
-                                       "joint_trajectory_controller"]
-    assert ["--inactive" in a for a in spawned] == [False, True, False]

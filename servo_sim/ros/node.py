@@ -29,6 +29,7 @@ from rcl_interfaces.msg import (
 )
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.parameter_service import ParameterService
@@ -85,7 +86,7 @@ DIAGNOSTICS_PERIOD_S = 1.0
 TABLE_PERIOD_S = 0.001
 TABLE_SLICE_S = 0.005
 #: Node settings that only a simulation honours, with the value real hardware runs at.
-_SIMULATION_ONLY = {"real_time_factor": 1.0, "publish_clock": False, "start_paused": False}
+_SIMULATION_ONLY = {"real_time_factor": 1.0, "start_paused": False}
 
 #: topic name -> the bank sensor that feeds it, and the sensors in table order
 _SENSOR_OF = {t.name: t.sensor for t in MOTOR_TOPICS}
@@ -133,7 +134,8 @@ class ServoSimNode(Node):
         try:  # parameters: the node's own now, each motor's with the table, then the
             # parameter services (a client sees all of them or none)
             super().__init__("servo_sim", start_parameter_services=False, **kwargs)
-        except ValueError as exc:  # rclpy refusing a parameter override, e.g. `-p x:=[]`
+        except (ValueError, ParameterException) as exc:  # rclpy refusing an override,
+            # e.g. `-p use_sim_time:=maybe`
             raise ConfigError(f"parameter overrides of servo_sim: {exc}") from None
         self._log_handler = _RosLogHandler(self)
         self._log_handler.attach()
@@ -146,6 +148,13 @@ class ServoSimNode(Node):
             super().destroy_node()
             raise
         self.sim = self.hw.sim
+        if not self.hw.simulated and self._settings["publish_clock"]:
+            self._log_handler.detach()
+            super().destroy_node()
+            raise ConfigError(f"use_sim_time / publish_clock = true: {self._real_time()} "
+                              "(nothing would publish /clock)")
+        if self._settings["publish_clock"]:  # the time source follows its own /clock
+            self.set_parameters([Parameter("use_sim_time", value=True)])
         if not self.hw.simulated:  # declared with the values in force
             for name, value in _SIMULATION_ONLY.items():
                 if self._settings[name] != value:
@@ -153,7 +162,6 @@ class ServoSimNode(Node):
                                               f"{self._real_time()}")
                     self._settings[name] = value
         self._declare_parameters()
-        self.hw.start()  # a device that does not answer is retried by the cycle
 
         self._feedback_publishers: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._reset_topics()
@@ -186,43 +194,48 @@ class ServoSimNode(Node):
                                                     self._publish_diagnostics,
                                                     clock=self._steady)
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self._publish_joint_states()
-        self._publish_clock()
-        self._publish_diagnostics()
-        self.get_logger().info(
-            f"{len(self.sim)} motor(s) {', '.join(self.sim.motor_names)} on hardware "
-            f"{self.hw.plugin_name!r} ({self.hw.state.value}); step "
-            f"{self.sim.basic_time_step_ms} ms, real_time_factor "
-            f"{self._settings['real_time_factor']}{', paused' if self._paused else ''}")
         # the per-motor table after the node runs, a slice at a time between steps
         self.table = TableBuilder(self._table_jobs(self._settings["motor_interfaces"]))
         self.table_timer = self.create_timer(TABLE_PERIOD_S, self._grow_table,
                                               clock=self._steady)
+        self.hw.start()  # a device that does not answer is retried by the cycle
+        try:  # a signal from here on: the caller has no node to switch the devices off
+            self._publish_joint_states()
+            self._publish_clock()
+            self._publish_diagnostics()
+            self.get_logger().info(
+                f"{len(self.sim)} motor(s) {', '.join(self.sim.motor_names)} on hardware "
+                f"{self.hw.plugin_name!r} ({self.hw.state.value}); step "
+                f"{self.sim.basic_time_step_ms} ms, real_time_factor "
+                f"{self._settings['real_time_factor']}{', paused' if self._paused else ''}")
+        except BaseException:
+            self.stop_hardware()
+            raise
 
     # ------------------------------------------------------------------ the table
 
-    def _table_jobs(self, families: list[str]) -> Iterator[Callable[[], object]]:
+    def _table_jobs(self, families: list[str]) -> Iterator[tuple[str, Callable[[], object]]]:
         """The table's creation jobs, made as they run: each motor's parameters, the
         parameter services (before any service that changes a motor and its parameter;
         a client sees all parameters or none), then a job per row and motor, row by row."""
         motors = [(i, m.name, ros_name(m.name)) for i, m in enumerate(self.sim.motors)]
         for motor in self.sim.config.motors:
-            yield partial(self._declare_motor, motor.name)
-        yield partial(ParameterService, self)
+            yield "motors' parameters", partial(self._declare_motor, motor.name)
+        yield "parameter services", partial(ParameterService, self)
         for row in table_rows(families):
             for i, name, base in motors:
                 if row == FEEDBACK_TOPICS:  # on the sensor's topic when the job runs
                     for sensor in _SENSORS:
                         if getattr(self.sim.bank, sensor).period_ms[i] > 0:
-                            yield partial(self._feedback_publisher_of, name, sensor)
+                            yield "topics", partial(self._feedback_publisher_of, name, sensor)
                 elif isinstance(row, MotorService):
-                    yield partial(self.create_service, getattr(servo_srvs, row.srv),
-                                  f"{base}/{row.name}", partial(self._serve, row, name))
+                    yield "services", partial(self.create_service, getattr(
+                        servo_srvs, row.srv), f"{base}/{row.name}", partial(self._serve, row, name))
                 elif isinstance(row, MotorTrigger):
-                    yield partial(self.create_service, Trigger, f"{base}/{row.name}",
-                                  partial(self._serve_trigger, row, name))
+                    yield "services", partial(self.create_service, Trigger, f"{base}/{row.name}",
+                                              partial(self._serve_trigger, row, name))
                 else:
-                    yield partial(self._create_action_server, row, name)
+                    yield "actions", partial(self._create_action_server, row, name)
 
     def _declare_motor(self, motor_name: str) -> None:
         self._declare(motor_parameter_specs(self.sim.motor(motor_name).config))
@@ -239,11 +252,12 @@ class ServoSimNode(Node):
         if not self.table.run(TABLE_SLICE_S):
             return
         self.table_timer.cancel()
+        counts = self.table.counts
         self.get_logger().info(
-            f"per-motor table complete: {self.table.created} parameter groups, services, "
-            f"topics and actions of "
-            f"{len(self.sim)} motor(s), {time.monotonic() - self._started:.2f} s after "
-            f"start (longest creation {self.table.longest_job_s * 1000:.1f} ms)")
+            f"per-motor table complete: {len(self.sim)} motors' parameters, "
+            f"{counts['services']} services, {counts['topics']} topics, {counts['actions']} "
+            f"actions, {time.monotonic() - self._started:.2f} s after start (longest "
+            f"creation {self.table.longest_job_s * 1000:.1f} ms)")
 
     # ------------------------------------------------------------------ parameters
 
@@ -260,7 +274,9 @@ class ServoSimNode(Node):
         if untyped:  # `-p name:=[]`: ROS parameters have no type for an empty list
             raise ConfigError(f"{source}: parameter {untyped[0]!r} has no type (an empty "
                               "list cannot be a ROS parameter value)")
-        self._settings = node_settings(params, source)
+        sim_time = self._parameter_overrides.get("use_sim_time")
+        self._settings = node_settings(
+            params if sim_time is None else {**params, "use_sim_time": sim_time.value}, source)
         if "motors" in params:
             config = config_from_parameters(params, source)
         else:
@@ -290,6 +306,12 @@ class ServoSimNode(Node):
         for p in params:
             if not self.has_parameter(p.name):  # being declared, with the model's value
                 continue
+            if p.name == "use_sim_time" and p.value != self._settings["publish_clock"]:
+                reason = ("use_sim_time is publish_clock's (read-only): the time base is "
+                          "chosen at start")
+                self.get_logger().warning(f"parameter use_sim_time = {p.value!r} rejected: "
+                                          f"{reason}")
+                return SetParametersResult(successful=False, reason=reason)
             target = split_motor_parameter(self.sim.config, p.name)
             value = list(p.value) if isinstance(p.value, array) else p.value  # double arrays
             try:
@@ -313,8 +335,6 @@ class ServoSimNode(Node):
             self._pacer.set_real_time_factor(value)
             self._timer.timer_period_ns = int(self._pacer.period * 1e9)
             self._timer.reset()  # the new period from now, not after the old one
-        elif name == "publish_clock" and value and "/clock" not in self._outputs:
-            self._outputs["/clock"] = self.create_publisher(ClockMsg, "/clock", 10)
         elif name == "joint_states_rate":
             self._next_joint_states_ms = self.sim.time_ms
 
@@ -451,7 +471,6 @@ class ServoSimNode(Node):
             return response
         self._update_listened()
         self._advance(request.value)
-        self._publish_clock()
         response.success = True
         return response
 
@@ -463,8 +482,8 @@ class ServoSimNode(Node):
         self._reset_topics()
         self._next_joint_states_ms = 0
         self._restart_pacing()
+        self._publish_clock()  # back to 0, as Webots' and Gazebo's resets
         self._publish_joint_states()
-        self._publish_clock()
         response.success, response.message = True, "reset to the initial state, t = 0"
         return response
 
@@ -527,7 +546,6 @@ class ServoSimNode(Node):
             end = time.monotonic() + FREE_RUN_SLICE_S
             while time.monotonic() < end:
                 self._advance(10)
-        self._publish_clock()
 
     def _advance(self, n: int, period: float | None = None) -> None:
         """``n`` cycles, publishing what each refreshed with its own stamp."""
@@ -537,6 +555,7 @@ class ServoSimNode(Node):
         for _ in range(n):
             hw.cycle(period)
             now = bank.time_ms
+            self._publish_clock()  # before what the step publishes, stamped with its time
             if self._goals:  # feedback at its period, goals whose move ended
                 self._follow_goals()
             for sensor_name in _SENSORS:
@@ -551,8 +570,11 @@ class ServoSimNode(Node):
                                                  now + 1e-9)
 
     def _stamp(self, time_ms: int) -> Time:
-        """Simulated time for the sim plugin, the node's clock for real hardware."""
-        return stamp(time_ms) if self.hw.simulated else self.get_clock().now().to_msg()
+        """The simulated time of a sample where the node publishes /clock (consumers
+        follow it), else the node's ROS clock now: stamps agree with the consumers'."""
+        if self._settings["publish_clock"]:
+            return stamp(time_ms)
+        return self.get_clock().now().to_msg()
 
     def _publish_feedback(self, sensor_name: str, sensor: Any, now: int) -> None:
         """A message per motor whose ``sensor`` refreshed at ``now``, on its topic, where
@@ -620,7 +642,7 @@ class ServoSimNode(Node):
     def _publish_diagnostics(self) -> None:
         """/diagnostics: one status per motor, OK / WARN / ERROR and why."""
         self._outputs["/diagnostics"].publish(diagnostics(
-            self.get_name(), self.hw, self.get_clock().now().to_msg()))
+            self.get_name(), self.hw, self._stamp(self.sim.time_ms)))
 
     def _publish_clock(self) -> None:
         pub = self._outputs.get("/clock")

@@ -71,7 +71,10 @@ def ros_type(value: Any) -> str:
 #: The node's own settings (names listed in config.NODE_PARAMETERS), with defaults.
 NODE_SPECS: tuple[ParameterSpec, ...] = (
     ParameterSpec("publish_clock", False,
-                  "Publish the simulation time on /clock (for nodes with use_sim_time)."),
+                  "The time base, one switch with use_sim_time (either sets both): true, the "
+                  "node is the time source: it publishes the simulation time on /clock, "
+                  "stamps with it and its own clock follows it; false, it stamps with its "
+                  "ROS clock (the wall clock).", read_only=True),
     ParameterSpec("real_time_factor", 1.0,
                   "Simulated seconds per wall-clock second: 1.0 paces to the wall clock, "
                   "0 runs as fast as possible.", minimum=0.0),
@@ -229,7 +232,23 @@ def node_settings(params: Mapping[str, Any], source: str = "<parameters>") -> di
             raise ConfigError(f"{source}: parameter {spec.name!r} = {value!r}: must be one of "
                               + ", ".join(spec.choices))
         settings[spec.name] = value
+    _one_time_base(params, settings, source)
     return settings
+
+
+def _one_time_base(params: Mapping[str, Any], settings: dict[str, Any], source: str) -> None:
+    """publish_clock and use_sim_time are one switch: either one true sets both (a node
+    following a /clock that nobody publishes would stall); given both, they must agree."""
+    sim_time = params.get("use_sim_time")
+    if sim_time is not None and not isinstance(sim_time, bool):
+        raise ConfigError(f"{source}: parameter 'use_sim_time' = {sim_time!r}: must be a bool")
+    if "publish_clock" not in params:
+        settings["publish_clock"] = bool(sim_time)
+    elif sim_time is not None and sim_time != settings["publish_clock"]:
+        raise ConfigError(
+            f"{source}: use_sim_time = {sim_time} and publish_clock = "
+            f"{settings['publish_clock']} contradict each other: they are one switch (the "
+            "node publishes /clock and follows it, or neither); set one of them")
 
 
 def config_from_parameters(params: Mapping[str, Any], source: str) -> SimulationConfig:

@@ -1,0 +1,26 @@
+"""Checks of the launch files' arguments (``launch/*.launch.py``), without ROS: a bad
+value is one line naming the argument, e.g. ``use_sim_time:='maybe': must be true or
+false``, which ``ros2 launch`` prints as its error."""
+
+from __future__ import annotations
+
+
+def flag(value: str, name: str) -> bool:
+    """``true`` or ``false`` (any case)."""
+    if value.lower() not in ("true", "false"):
+        raise ValueError(f"{name}:={value!r}: must be true or false")
+    return value.lower() == "true"
+
+
+def number(value: str, name: str) -> float:
+    """A float."""
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{name}:={value!r}: must be a number") from None
+
+
+#: The description of the one time-base argument of both launch files.
+USE_SIM_TIME = ("One time base for every node started here: true, the servo_sim node "
+                "publishes /clock (simulated hardware) and every node follows it; false, "
+                "all run on the wall clock.")

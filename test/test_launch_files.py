@@ -1,0 +1,142 @@
+"""The launch files (where launch is importable: a ROS 2 installation, or the ROS 2
+Python tools built onto the venv): what they start with which parameters, their
+arguments' errors (one line naming the argument), and a robot-scale launch ending on
+Ctrl-C without launch escalating to SIGTERM (issue 18)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+import yaml
+from conftest import REPO, require_ros
+
+pytestmark = pytest.mark.ros_launch
+LAUNCH = REPO / "launch"
+
+
+def described(name: str):
+    """A launch file's arguments, and its nodes for given argument values."""
+    from launch import LaunchContext
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
+    from launch.launch_description_sources import get_launch_description_from_python_launch_file
+
+    description = get_launch_description_from_python_launch_file(str(LAUNCH / name))
+    arguments = [e for e in description.entities if isinstance(e, DeclareLaunchArgument)]
+    opaque = next(e for e in description.entities if isinstance(e, OpaqueFunction))
+
+    def nodes_with(**given):
+        context = LaunchContext()
+        for a in arguments:
+            context.launch_configurations[a.name] = given.get(a.name, "".join(
+                s.perform(context) for s in a.default_value))
+        return opaque.execute(context)
+
+    return arguments, nodes_with
+
+
+def _plain(parameters: dict) -> dict:
+    """launch_ros's normalised parameters (keys and strings as substitutions) as values."""
+    from launch import LaunchContext
+
+    def value(v):
+        if isinstance(v, tuple) and all(hasattr(s, "perform") for s in v):
+            return "".join(s.perform(LaunchContext()) for s in v)
+        return v
+
+    return {value(k): value(v) for k, v in parameters.items()}
+
+
+def test_ros2_control_launch_file_describes_the_stack():
+    require_ros("launch_ros", need="ros_launch")
+    arguments, nodes_with = described("ros2_control.launch.py")
+    assert [a.name for a in arguments] == ["urdf", "config", "controllers", "controller",
+                                           "update_rate", "use_sim_time", "real_time_factor",
+                                           "port", "respawn", "log_level"]
+    assert all(a.description for a in arguments)
+
+    nodes = nodes_with()
+    # the node steps once per controller update, on the stack's clock when asked
+    for rate, step in (("125", 8), ("500", 2), ("1000", 1)):
+        node, _, manager = nodes_with(update_rate=rate, use_sim_time="true")[:3]
+        node_parameters = _plain(node._Node__parameters[1])  # launch_ros has no getter
+        manager_parameters = _plain(manager._Node__parameters[1])
+        assert node_parameters["basic_time_step_ms"] == step
+        # a little slower than the controllers read (the launch file says why)
+        assert node_parameters["joint_states_rate"] == pytest.approx(0.98 * int(rate))
+        assert node_parameters["use_sim_time"] is True  # the one switch (issue 24)
+        assert manager_parameters == {"update_rate": int(rate), "use_sim_time": True}
+    for name, value in (("update_rate", "300"), ("update_rate", "fast"),
+                        ("use_sim_time", "yes"), ("controller", "pid"),
+                        ("real_time_factor", "fast"), ("respawn", "maybe")):
+        with pytest.raises(ValueError, match=f"{name}:="):
+            nodes_with(**{name: value})
+    executables = [(n.node_package, n.node_executable) for n in nodes]
+    assert executables[:3] == [("servo_sim", "servo_sim_node"),
+                               ("robot_state_publisher", "robot_state_publisher"),
+                               ("controller_manager", "ros2_control_node")]
+    # every node on the same clock: robot_state_publisher, controller_manager, spawners
+    for sim_time in (False, True):
+        started = nodes_with(use_sim_time=str(sim_time).lower())
+        assert [_plain(n._Node__parameters[-1])["use_sim_time"] for n in started] == \
+            [sim_time] * len(started)
+    spawned = [n._Node__arguments for n in nodes[3:]]  # launch_ros has no public getter
+    assert [a[0] for a in spawned] == ["joint_state_broadcaster",
+                                       "forward_position_controller",
+                                       "joint_trajectory_controller"]
+    assert ["--inactive" in a for a in spawned] == [False, True, False]
+
+
+def test_servo_sim_launch_file_has_one_time_base_and_checks_its_arguments():
+    require_ros("launch_ros", need="ros_launch")
+    arguments, nodes_with = described("servo_sim.launch.py")
+    assert [a.name for a in arguments] == ["config", "namespace", "use_sim_time",
+                                           "real_time_factor", "log_level", "executor"]
+    assert all(a.description for a in arguments)
+    for sim_time in (False, True):
+        (node,) = nodes_with(use_sim_time=str(sim_time).lower(), real_time_factor="2")
+        assert (node.node_package, node.node_executable) == ("servo_sim", "servo_sim_node")
+        parameters = _plain(node._Node__parameters[1])  # launch_ros has no getter
+        parameters["executor"] = yaml.safe_load(parameters["executor"])  # kept as YAML
+        assert parameters == {"use_sim_time": sim_time, "real_time_factor": 2.0,
+                              "executor": "auto"}
+    for name, value, message in (("use_sim_time", "maybe", "must be true or false"),
+                                 ("real_time_factor", "fast", "must be a number")):
+        with pytest.raises(ValueError, match=f"^{name}:='{value}': {message}$"):
+            nodes_with(**{name: value})
+
+
+ROBOT = 100
+
+
+def test_a_robot_scale_launch_ends_on_ctrl_c_without_launch_escalating(tmp_path):
+    """ros2 launch gives a process 5 s after SIGINT before SIGTERM: 100 motors end well
+    within it (0.7 s measured)."""
+    require_ros("ros2launch", need="ros_launch")
+    ros2 = shutil.which("ros2")
+    assert ros2, "ros2launch is importable but no ros2 command is on PATH"
+    config = tmp_path / "robot.yaml"
+    config.write_text("/**/servo_sim:\n  ros__parameters:\n    basic_time_step_ms: 1\n"
+                      f"    motors: [{', '.join(f'm{i}' for i in range(ROBOT))}]\n")
+    log = tmp_path / "launch.log"
+    with log.open("w") as out:
+        launch = subprocess.Popen(
+            [ros2, "launch", "servo_sim", "servo_sim.launch.py", f"config:={config}",
+             "namespace:=scale"], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while f"{ROBOT} motor(s) m0" not in log.read_text():
+            assert launch.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        os.killpg(launch.pid, signal.SIGINT)  # Ctrl-C reaches the whole group
+        assert launch.wait(timeout=30) == 0, log.read_text()
+    finally:
+        if launch.poll() is None:
+            os.killpg(launch.pid, signal.SIGKILL)
+    output = log.read_text()
+    assert "process has finished cleanly" in output, output
+    assert "SIGTERM" not in output and "SIGKILL" not in output, output
