@@ -6,7 +6,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -26,15 +28,18 @@ os.environ["ROS_DOMAIN_ID"] = os.environ.get("SERVO_SIM_TEST_DOMAIN_ID",
                                              str(60 + os.getpid() % 40))
 
 #: Which ROS tests must run here: CI sets SERVO_SIM_REQUIRE to ``ros`` (ROS 2 from PyPI),
-#: ``ros,launch`` (a ROS 2 installation) or ``ros,launch,ros2_control`` (one with
-#: ros2_control), so that one that would skip fails instead.
+#: ``ros,ros_launch`` (a ROS 2 installation) or ``ros,ros_launch,ros2_control`` (one with
+#: ros2_control), so that one that would skip fails instead. (Not ``launch``: launch_pytest's
+#: plugin owns a marker of that name.)
 REQUIRED = {w for w in os.environ.get("SERVO_SIM_REQUIRE", "").split(",") if w}
 #: What each kind of ROS test needs first, and where to get it.
 _GATES = {
     "ros": ("rclpy", "set up ROS 2 with scripts/setup-ros-venv, or source a ROS 2 "
                      "installation and colcon build servo_sim"),
-    "launch": ("launch_testing", "launch is not on PyPI: source a ROS 2 installation "
-                                 "(/opt/ros/<distro>/setup.bash) and colcon build servo_sim"),
+    "ros_launch": ("launch_testing", "launch is not on PyPI: source a ROS 2 installation "
+                                     "(/opt/ros/<distro>/setup.bash) and colcon build "
+                                     "servo_sim, or build the ROS 2 Python tools onto the "
+                                     "venv"),
     "ros2_control": ("controller_manager",
                      "ros2_control is not on PyPI: source a ROS 2 installation with "
                      "ros2_control, ros2_controllers and topic_based_ros2_control "
@@ -66,7 +71,7 @@ def require_ros(*modules: str, need: str = "ros") -> list[ModuleType]:
             if have_gate or need in REQUIRED:
                 pytest.fail(why, pytrace=False)
             if at_module_level:  # a test's own skip is counted with its outcome
-                _COUNTS[need]["skipped modules"] += 1
+                _SKIPPED_MODULES[need].add(caller)  # a set: plugins may import it twice
             pytest.skip(why, allow_module_level=True)
     return loaded
 
@@ -87,6 +92,19 @@ def executor_kind(request) -> str:
     return request.param
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_pycollect_makemodule(module_path, parent):
+    """A module's own skip stays the module's where launch_testing's pytest plugin is
+    installed: its pytest_pycollect_makemodule imports every test module to look for a
+    launch test, and a module-level skip raised there would end the collection of the
+    whole directory ("no tests collected", where launch is there and ros2_control is
+    not). Then pytest collects the module itself, which imports it again and reports
+    the skip with its reason."""
+    outcome = yield
+    if outcome.excinfo is not None and issubclass(outcome.excinfo[0], pytest.skip.Exception):
+        outcome.force_result(pytest.Module.from_parent(parent, path=module_path))
+
+
 #: test module file name -> the kinds of ROS test it is (its module-level require_ros)
 _MODULE_NEEDS: dict[str, set[str]] = {}
 
@@ -94,15 +112,16 @@ _MODULE_NEEDS: dict[str, set[str]] = {}
 def pytest_collection_modifyitems(items):
     """Every item of a ROS test module carries its kind's marker, those that plugins make
     too (launch_testing's items do not inherit the module's pytestmark), so that
-    ``-m "ros or launch"`` selects them and the counts see them."""
+    ``-m "ros or ros_launch"`` selects them and the counts see them."""
     for item in items:
         for need in _MODULE_NEEDS.get(item.path.name, ()):
             item.add_marker(need)
 
 
-#: Outcomes of the ROS tests (markers ros and launch), for the closing summary line.
-_COUNTS = {need: dict.fromkeys(("passed", "failed", "skipped", "skipped modules"), 0)
-           for need in _GATES}
+#: Outcomes of the ROS tests (markers ros, ros_launch, ros2_control) and the modules
+#: skipped whole, for the closing summary lines.
+_COUNTS = {need: dict.fromkeys(("passed", "failed", "skipped"), 0) for need in _GATES}
+_SKIPPED_MODULES: dict[str, set[str]] = {need: set() for need in _GATES}
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -128,7 +147,93 @@ def pytest_terminal_summary(terminalreporter):
     """One line per kind of ROS test: how many ran, failed, skipped."""
     for need, counts in _COUNTS.items():
         terminalreporter.write_line(
-            f"servo_sim {need} tests: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+            f"servo_sim {need} tests: " + ", ".join(f"{n} {k}" for k, n in counts.items())
+            + f", {len(_SKIPPED_MODULES[need])} skipped modules")
+
+# ----------------------------------------------------------------- the node as a process
+
+TIMEOUT = 60.0
+BIN = Path(sys.executable).parent
+#: The installed entry point; a colcon install without pip runs the ros2 run script.
+NODE = ([str(BIN / "servo_sim_node")] if (BIN / "servo_sim_node").exists()
+        else [sys.executable, str(REPO / "scripts" / "servo_sim_node")])
+STARTED = "2 motor(s) arm, gripper on hardware 'sim'"
+
+
+class NodeProcess:
+    """``servo_sim_node`` in a namespace of its own, its output in a file."""
+
+    def __init__(self, tmp_path: Path, namespace: str, *ros_args: str) -> None:
+        self.namespace = namespace
+        self.log = tmp_path / f"{namespace}.log"
+        with self.log.open("w") as out:
+            self.proc = subprocess.Popen(
+                [*NODE, "--ros-args", "-r", f"__ns:=/{namespace}", *ros_args],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    @property
+    def output(self) -> str:
+        return self.log.read_text()
+
+    def wait_for_output(self, text: str) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while text not in self.output:
+            assert self.proc.poll() is None, f"the node exited {self.proc.returncode}:\n" \
+                                             f"{self.output}"
+            assert time.monotonic() < deadline, f"no {text!r} in:\n{self.output}"
+            time.sleep(0.02)
+
+    def wait(self) -> int:
+        try:
+            return self.proc.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            pytest.fail(f"the node did not exit within {TIMEOUT} s:\n{self.output}")
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def start(tmp_path):
+    started: list[NodeProcess] = []
+
+    def _start(namespace: str, *ros_args: str) -> NodeProcess:
+        started.append(NodeProcess(tmp_path, namespace, *ros_args))
+        return started[-1]
+
+    yield _start
+    for node in started:
+        node.kill()
+
+
+@pytest.fixture
+def client():
+    """An rclpy node of the test's own, with spin_until(condition, what)."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("node_process_test_client", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+
+    def spin_until(condition, what: str) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while not condition():
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            executor.spin_once(timeout_sec=0.05)
+
+    node.spin_until = spin_until
+    yield node
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.shutdown(context=context)
+
+
 
 DT_MS = 8
 DT = DT_MS / 1000

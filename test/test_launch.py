@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import require_ros
 
-require_ros("launch_testing", "launch_ros", need="launch")
+require_ros("launch_testing", "launch_ros", need="ros_launch")
 (servo_srvs,) = require_ros("servo_sim.srv")
-pytestmark = pytest.mark.launch
+pytestmark = pytest.mark.ros_launch
 try:
     from ament_index_python.packages import get_package_share_directory
 

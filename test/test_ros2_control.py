@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from conftest import require_ros
 
-require_ros("launch_testing", "launch_ros", need="launch")
+require_ros("launch_testing", "launch_ros", need="ros_launch")
 require_ros("controller_manager", "control_msgs.action", "controller_manager_msgs.srv",
             need="ros2_control")
-pytestmark = [pytest.mark.launch, pytest.mark.ros2_control]
+pytestmark = [pytest.mark.ros_launch, pytest.mark.ros2_control]
 try:
     from ament_index_python.packages import get_package_share_directory
 
