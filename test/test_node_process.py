@@ -10,100 +10,22 @@ timeout.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, require_ros
+from conftest import BIN, REPO, STARTED, TIMEOUT, NodeProcess, require_ros
 
 rclpy, servo_srvs = require_ros("rclpy", "servo_sim.srv")
 pytestmark = pytest.mark.ros
 
 from rcl_interfaces.srv import GetParameters  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from servo_sim.hardware import dxl_emulator as emu  # noqa: E402
-
-TIMEOUT = 60.0
-BIN = Path(sys.executable).parent
-#: The installed entry point; a colcon install without pip runs the ros2 run script.
-NODE = ([str(BIN / "servo_sim_node")] if (BIN / "servo_sim_node").exists()
-        else [sys.executable, str(REPO / "scripts" / "servo_sim_node")])
-STARTED = "2 motor(s) arm, gripper on hardware 'sim'"
-
-
-class NodeProcess:
-    """``servo_sim_node`` in a namespace of its own, its output in a file."""
-
-    def __init__(self, tmp_path: Path, namespace: str, *ros_args: str) -> None:
-        self.namespace = namespace
-        self.log = tmp_path / f"{namespace}.log"
-        with self.log.open("w") as out:
-            self.proc = subprocess.Popen(
-                [*NODE, "--ros-args", "-r", f"__ns:=/{namespace}", *ros_args],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-
-    @property
-    def output(self) -> str:
-        return self.log.read_text()
-
-    def wait_for_output(self, text: str) -> None:
-        deadline = time.monotonic() + TIMEOUT
-        while text not in self.output:
-            assert self.proc.poll() is None, f"the node exited {self.proc.returncode}:\n" \
-                                             f"{self.output}"
-            assert time.monotonic() < deadline, f"no {text!r} in:\n{self.output}"
-            time.sleep(0.02)
-
-    def wait(self) -> int:
-        try:
-            return self.proc.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            pytest.fail(f"the node did not exit within {TIMEOUT} s:\n{self.output}")
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-
-@pytest.fixture
-def start(tmp_path):
-    started: list[NodeProcess] = []
-
-    def _start(namespace: str, *ros_args: str) -> NodeProcess:
-        started.append(NodeProcess(tmp_path, namespace, *ros_args))
-        return started[-1]
-
-    yield _start
-    for node in started:
-        node.kill()
-
-
-@pytest.fixture
-def client():
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node("node_process_test_client", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-
-    def spin_until(condition, what: str) -> None:
-        deadline = time.monotonic() + TIMEOUT
-        while not condition():
-            assert time.monotonic() < deadline, f"timed out waiting for {what}"
-            executor.spin_once(timeout_sec=0.05)
-
-    node.spin_until = spin_until
-    yield node
-    executor.shutdown()
-    node.destroy_node()
-    rclpy.shutdown(context=context)
 
 
 def call(client, srv, name: str, request):
@@ -217,10 +139,16 @@ def test_a_robot_runs_at_once_its_table_grows_without_a_wrong_answer_and_it_stop
                       client.get_node_names_and_namespaces(), "the node to leave the graph")
 
 
-def test_ctrl_c_while_the_table_grows_ends_the_node_quietly_within_the_bound(start):
-    node, _ = robot(start, "growing")
+@pytest.mark.parametrize("delay", [0.0, 0.005, 0.05])
+def test_ctrl_c_twice_while_the_table_grows_ends_the_node_quietly_within_the_bound(start,
+                                                                                  delay):
+    """Ctrl-C reaches the whole group and launch forwards one more: two SIGINTs, at
+    moments around the end of start-up (before the spin loop, a first one interrupts)."""
+    node, _ = robot(start, f"growing{int(delay * 1000)}")
     node.wait_for_output(f"{ROBOT} motor(s) m0, m1")
-    stop_within_bound(node)
+    time.sleep(delay)  # the moment of the signals, not a wait for a condition
+    node.proc.send_signal(signal.SIGINT)
+    stop_within_bound(node)  # the second
     assert "per-motor table complete" not in node.output  # it was still growing
 
 
@@ -249,6 +177,19 @@ def test_what_the_node_logged_before_it_stopped_reaches_its_output(start, client
     node.proc.send_signal(signal.SIGINT)
     assert node.wait() == 0
     assert "per-motor table complete" in node.output, node.output
+
+
+def test_the_node_is_where_ros2_run_and_ros2_launch_look_for_it():
+    """<prefix>/lib/servo_sim/servo_sim_node of the ament index's servo_sim (the venv's
+    link, or colcon's install) starts the node: here with a bad parameter, so that it
+    answers with its FATAL line and status 1."""
+    from ament_index_python.packages import get_package_prefix
+
+    program = Path(get_package_prefix("servo_sim"), "lib", "servo_sim", "servo_sim_node")
+    assert os.access(program, os.X_OK), f"{program} is not an executable"
+    r = subprocess.run([str(program), "--ros-args", "-p", "executor:=fast"],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == 1 and "parameter 'executor' = 'fast'" in r.stdout + r.stderr
 
 
 def test_a_missing_params_file_exits_1_with_one_fatal_line(start, tmp_path):

@@ -72,13 +72,15 @@ def test_a_run_takes_jobs_until_its_slice_has_passed_then_yields():
             clock.now += takes
         return run
 
-    builder = TableBuilder((job(k, 0.002) for k in range(10)), clock=clock)
+    builder = TableBuilder((("services" if k % 2 else "topics", job(k, 0.002))
+                            for k in range(10)), clock=clock)
     assert not builder.run(0.005)  # 0.002, 0.004, 0.006 >= 0.005: three jobs
     assert ran == [0, 1, 2] and builder.created == 3 and not builder.done
     assert not builder.run(0.001)  # at least one job, even past the slice
     assert ran == [0, 1, 2, 3]
     assert builder.run(1.0) and builder.done and ran == list(range(10))
     assert builder.created == 10 and abs(builder.longest_job_s - 0.002) < 1e-12
+    assert builder.counts == {"services": 5, "topics": 5}
     assert builder.run(1.0)  # nothing left: still done
 
 
@@ -92,7 +94,7 @@ def test_every_job_runs_once_in_order_and_no_run_overstays_by_more_than_one_job(
             clock.now += takes[k]
         return run
 
-    builder = TableBuilder((job(k) for k in range(len(takes))), clock=clock)
+    builder = TableBuilder((("services", job(k)) for k in range(len(takes))), clock=clock)
     runs = 0
     while True:
         start, before = clock.now, len(ran)

@@ -39,7 +39,8 @@ class StopSignals:
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.received = signum
-        if self.interrupting:
+        if self.interrupting:  # the first signal only: the next ones find the flag set
+            self.interrupting = False
             raise KeyboardInterrupt
 
     def restore(self) -> None:
@@ -104,7 +105,7 @@ def node_main(args: list[str] | None = None) -> int:
     from .leave import leave, short_lease_profile
     from .node import ServoSimNode
 
-    node = None
+    node = executor = None
     try:
         no_short_lease = short_lease_profile()  # before the DDS participant exists
         try:
@@ -118,20 +119,26 @@ def node_main(args: list[str] | None = None) -> int:
         node.get_logger().info(f"executor: {kind} ({_EXECUTOR_CLASSES[kind]})")
         executor.add_node(node)
         spin_until_signal(executor, stop)
-        executor.shutdown()
-        node.stop_hardware()  # real devices torque off first
-        leave(node)  # never returns: see leave.py
     except ConfigError as exc:
         rclpy.logging.get_logger("servo_sim").fatal(str(exc))
-        return 1
-    except KeyboardInterrupt:  # a signal during start-up
-        return 0
-    finally:
-        if node is not None:
-            node.destroy_node()
         rclpy.try_shutdown()
         stop.restore()
-    return 0
+        return 1
+    except KeyboardInterrupt:  # a signal during start-up: leave as after spinning
+        pass
+    except BaseException:  # a bug: real devices torque off all the same
+        if node is not None:
+            node.stop_hardware()
+        raise
+    stop.interrupting = False
+    if node is None:  # interrupted before the node existed
+        rclpy.try_shutdown()
+        stop.restore()
+        return 0
+    if executor is not None:
+        executor.shutdown()
+    node.stop_hardware()  # real devices torque off first
+    leave(node)  # never returns: see leave.py
 
 
 def client_main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,7 @@ Nothing here imports ROS: the node turns each planned row into a creation job, a
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 
 from .interface import (
@@ -56,16 +57,17 @@ def table_rows(families: Iterable[str]) -> tuple[Row, ...]:
 
 
 class TableBuilder:
-    """Runs creation jobs in order, a time slice per :meth:`run`, and counts them; the
-    jobs are made as they are needed (``jobs`` may be a generator)."""
+    """Runs creation jobs in order, a time slice per :meth:`run`, and counts them by kind;
+    the jobs, ``(kind, job)`` pairs, are made as they are needed (a generator will do)."""
 
-    def __init__(self, jobs: Iterable[Callable[[], object]],
+    def __init__(self, jobs: Iterable[tuple[str, Callable[[], object]]],
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._jobs = iter(jobs)
         self._clock = clock
         self.done = False
-        #: Jobs run so far.
+        #: Jobs run so far, and by kind.
         self.created = 0
+        self.counts: Counter[str] = Counter()
         #: The longest single job so far, s: with the slice, what one run() may stall.
         self.longest_job_s = 0.0
 
@@ -73,11 +75,12 @@ class TableBuilder:
         """Run jobs until ``slice_s`` has passed (at least one job), then return whether
         every job has run. A call takes at most ``slice_s`` plus one job."""
         end = self._clock() + slice_s
-        for job in self._jobs:
+        for kind, job in self._jobs:
             start = self._clock()
             job()
             now = self._clock()
             self.created += 1
+            self.counts[kind] += 1
             self.longest_job_s = max(self.longest_job_s, now - start)
             if now >= end:
                 return False
