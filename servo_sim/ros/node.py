@@ -196,6 +196,7 @@ class ServoSimNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         # the per-motor table after the node runs, a slice at a time between steps
         self.table = TableBuilder(self._table_jobs(self._settings["motor_interfaces"]))
+        self._table_next = 0.0  # when the next slice may run
         self.table_timer = self.create_timer(TABLE_PERIOD_S, self._grow_table,
                                               clock=self._steady)
         self.hw.start()  # a device that does not answer is retried by the cycle
@@ -248,8 +249,15 @@ class ServoSimNode(Node):
             goal_callback=lambda goal: GoalResponse.ACCEPT))
 
     def _grow_table(self) -> None:
-        """A slice of the table; once it is whole, say so once, with its time."""
-        if not self.table.run(TABLE_SLICE_S):
+        """A slice of the table, TABLE_PERIOD_S after the last one ended; once it is whole,
+        say so once, with its time. (rclpy's EventsExecutor queues a timer event every
+        period, run or not: the slices' backlog would hold service requests for
+        seconds; the events that come early return at once.)"""
+        if time.monotonic() < self._table_next:
+            return
+        done = self.table.run(TABLE_SLICE_S)
+        self._table_next = time.monotonic() + TABLE_PERIOD_S
+        if not done:
             return
         self.table_timer.cancel()
         counts = self.table.counts
