@@ -25,6 +25,9 @@ requests answered, node alive and its state finite, steps/s, round trip p99.
 ``soak``: the node (10 motors, 1 ms) for ``--duration`` (an hour) with a client calling
 and subscribing: RSS growth after the first minute, overruns after it.
 
+``clock``: the cost of publishing /clock (issue 24): 100 motors at 1 ms, /clock off and
+on, side by side, measured as in ``table``.
+
 ``lifecycle``: start and stop as users see them, from another process. For each motor
 count, ``servo_sim_node`` (the installed entry point, default interfaces, step 1 ms,
 joint_states 100 Hz, position sensors at 10 ms) is started while a client here already
@@ -40,6 +43,7 @@ destroy_node() and rclpy.shutdown() on SIGINT.
     python3 benchmarks/bench_node.py load [--duration 60]
     python3 benchmarks/bench_node.py soak [--duration 3600]
     python3 benchmarks/bench_node.py lifecycle [--motors 1 30 100 1000] [--table-timeout 3600]
+    python3 benchmarks/bench_node.py clock [--motors 100] [--duration 10]
 """
 
 from __future__ import annotations
@@ -66,12 +70,13 @@ JOINT_STATES_HZ = 100.0
 
 
 def node_parameters(n: int, step_ms: int, rtf: float, executor: str,
-                    interfaces: list[str] | None = None) -> list[str]:
-    """``--ros-args`` for n motors (every motor a P-controlled rotational joint)."""
+                    interfaces: list[str] | None = None, sim_time: bool = False) -> list[str]:
+    """``--ros-args`` for n motors (every motor a P-controlled rotational joint); with
+    ``sim_time`` the node publishes /clock (use_sim_time:=true)."""
     args = ["--ros-args", "-p", f"motors:=[{','.join(f'm{i}' for i in range(n))}]",
             "-p", f"basic_time_step_ms:={step_ms}", "-p", f"real_time_factor:={rtf}",
             "-p", f"joint_states_rate:={JOINT_STATES_HZ}", "-p", f"executor:={executor}",
-            "--log-level", "warn"]
+            "-p", f"use_sim_time:={str(sim_time).lower()}", "--log-level", "warn"]
     if interfaces is not None:
         args += ["-p", f"motor_interfaces:=[{','.join(interfaces)}]"]
     for i in range(n):
@@ -130,7 +135,10 @@ def child_node(duration: float, warmup: float, ros_args: list[str]) -> None:
     constructed = time.monotonic() - t_start
     executor, kind = make_executor(node.get_parameter("executor").value)
     executor.add_node(node)
-    print(json.dumps({"constructed_s": constructed, "executor": kind}), flush=True)
+    while not node.table.done:  # the steady state: the whole table up
+        executor.spin_once(timeout_sec=0.1)
+    print(json.dumps({"constructed_s": constructed, "executor": kind,
+                      "table_s": time.monotonic() - t_start}), flush=True)
     end_warmup = time.monotonic() + warmup
     while time.monotonic() < end_warmup:
         executor.spin_once(timeout_sec=0.1)
@@ -261,7 +269,7 @@ class Client:
         self.node.create_subscription(JointState, "/joint_states",
                                       lambda _m: self.stamps.append(time.monotonic()), 100)
 
-    def wait_for_service(self, name: str, timeout: float = 600.0):
+    def wait_for_service(self, name: str, timeout: float = 3600.0):
         client = self.node.create_client(probe_type(name), name)
         assert client.wait_for_service(timeout_sec=timeout), f"no {name} in {timeout} s"
         return client
@@ -325,13 +333,13 @@ def json_lines(proc: subprocess.Popen, timeout: float) -> list[dict]:
 
 
 def measure(n: int, executor: str, step_ms: int, duration: float,
-            interfaces: list[str] | None) -> dict:
+            interfaces: list[str] | None, sim_time: bool = False) -> dict:
     """One row: the node for n motors, measured from a client here."""
     warmup = 2.0
     last, probe = probe_names(n, interfaces)
     t_launch = time.monotonic()
     proc = start_child("node", str(duration), str(warmup), "--",
-                       *node_parameters(n, step_ms, 1.0, executor, interfaces))
+                       *node_parameters(n, step_ms, 1.0, executor, interfaces, sim_time))
     client = Client()
     try:
         client.wait_for_service(last)
@@ -340,7 +348,7 @@ def measure(n: int, executor: str, step_ms: int, duration: float,
         client.spin_until(lambda: client.stamps, timeout=120.0)
         first_js_s = (client.stamps[0] - t_launch - services_s) if client.stamps else math.nan
         client.call_for(client.wait_for_service(probe), duration * 0.8)
-        started, result = json_lines(proc, timeout=duration + 600)
+        started, result = json_lines(proc, timeout=duration + 3600)
     finally:
         client.close()
     span = client.stamps[-1] - client.stamps[0] if len(client.stamps) > 1 else math.nan
@@ -354,7 +362,7 @@ def free_run(n: int, executor: str, step_ms: int, duration: float,
              interfaces: list[str] | None) -> float:
     proc = start_child("node", str(duration), "1.0", "--",
                        *node_parameters(n, step_ms, 0.0, executor, interfaces))
-    return json_lines(proc, timeout=duration + 600)[-1]["rtf"]
+    return json_lines(proc, timeout=duration + 3600)[-1]["rtf"]
 
 
 def floor(n: int, executor: str, step_ms: int, duration: float) -> float:
@@ -386,6 +394,24 @@ def table(args: argparse.Namespace) -> None:
                   f"{r['joint_states_hz']:.1f} Hz | {r['constructed_s']:.1f} / "
                   f"{r['services_s']:.1f} / {r['first_joint_states_s']:.2f} s | {rtf:.1f} |",
                   flush=True)
+
+
+def clock(args: argparse.Namespace) -> None:
+    """The cost of /clock: the same node without and with it, side by side."""
+    n = args.motors[0] if args.motors != [1, 10, 100, 1000] else 100
+    print(f"servo_sim node, {n} motors at {args.step_ms} ms, {args.duration:g} s a row: "
+          "/clock off (stamps on the node's clock) and on (use_sim_time:=true: /clock "
+          "before each step's messages)")
+    print("| /clock | executor | steps/s | CPU | late p50 / p99 | RTT p50 / p99 |")
+    print("|---|---|---|---|---|---|")
+    for executor in args.executors:
+        for sim_time in (False, True):
+            r = measure(n, executor, args.step_ms, args.duration, args.motor_interfaces,
+                        sim_time)
+            print(f"| {'on' if sim_time else 'off'} | {r['executor']} | "
+                  f"{r['steps_per_s']:.0f} | {r['cpu']:.0%} | "
+                  f"{r['late_p50_ms']:.2f} / {r['late_p99_ms']:.2f} ms | "
+                  f"{r['rtt_p50_ms']:.2f} / {r['rtt_p99_ms']:.2f} ms |", flush=True)
 
 
 def load(args: argparse.Namespace) -> None:
@@ -600,7 +626,7 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mode", nargs="?", default="table",
-                        choices=("table", "load", "soak", "lifecycle"))
+                        choices=("table", "load", "soak", "lifecycle", "clock"))
     parser.add_argument("--duration", type=float,
                         help="seconds a row (10), of load (60) or of soak (3600)")
     parser.add_argument("--motors", type=int, nargs="+", default=[1, 10, 100, 1000])
@@ -612,10 +638,11 @@ def main() -> None:
                         help="the node's motor_interfaces (default: all families)")
     args = parser.parse_args()
     args.duration = args.duration or {"table": 10.0, "load": 60.0, "soak": 3600.0,
-                                      "lifecycle": 0.0}[args.mode]
+                                      "lifecycle": 0.0, "clock": 10.0}[args.mode]
     print(f"(Python {sys.version.split()[0]}, {Path(sys.executable).parent.parent.name}, "
           f"rmw {os.environ.get('RMW_IMPLEMENTATION', 'default')}, {os.cpu_count()} cores)")
-    {"table": table, "load": load, "soak": soak, "lifecycle": lifecycle}[args.mode](args)
+    {"table": table, "load": load, "soak": soak, "lifecycle": lifecycle,
+     "clock": clock}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -182,7 +182,9 @@ def test_on_sim_time_every_stamp_is_at_the_clock_the_consumer_follows(start, con
         # /clock goes out before each step's messages; DDS does not order two topics, so
         # a sample may arrive a step before its /clock, not more
         assert min(lags) >= -2 * STEP_S - 1e-9, (topic, min(lags))
-        assert statistics.median(lags) <= STEP_S + 1e-9, (topic, statistics.median(lags))
+        # a step or two: the goals' stamps come from the node's clock, which follows
+        # /clock through DDS
+        assert statistics.median(lags) <= 3 * STEP_S + 1e-9, (topic, statistics.median(lags))
         assert max(lags) < 0.5, (topic, max(lags))  # the consumer's own lag, generous
     # the consumer's clock runs at real_time_factor
     wall, sim = time.monotonic(), c.now()

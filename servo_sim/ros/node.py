@@ -170,6 +170,7 @@ class ServoSimNode(Node):
         self._goals: dict[bytes, tuple[Any, Move, Future, int, Any]] = {}
         self._action_servers: list[ActionServer] = []
         self._outputs: dict[str, Any] = {}
+        self._clock_msg = ClockMsg()
         for ep in NODE_ENDPOINTS:
             kind = _ENDPOINT_TYPES[ep.type]
             if ep.kind == "service":
@@ -654,8 +655,10 @@ class ServoSimNode(Node):
 
     def _publish_clock(self) -> None:
         pub = self._outputs.get("/clock")
-        if pub is not None:
-            pub.publish(ClockMsg(clock=stamp(self.sim.time_ms)))
+        if pub is not None:  # one message, its fields set (each step: 1,000 a second)
+            sec, ms = divmod(self.sim.time_ms, 1000)
+            self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = sec, ms * 1_000_000
+            pub.publish(self._clock_msg)
 
     def _reset_topics(self) -> None:
         """Each sensor's topic back to its default name (a reset restores the config's
