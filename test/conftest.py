@@ -235,6 +235,29 @@ def client():
 
 
 
+def tf_lookup_at_now_minus(node, spin_until, parent: str, child: str,
+                           age_s: float = 0.1) -> None:
+    """A tf2 Buffer and TransformListener on ``node`` (spun by ``spin_until(condition,
+    what)``) find ``parent`` -> ``child`` at the node's now() minus ``age_s``: the /tf
+    that robot_state_publisher builds from the joint states agrees with the node's clock
+    (issue 24). AssertionError (from spin_until) if not."""
+    from rclpy.duration import Duration
+    from rclpy.time import Time
+    from tf2_ros import Buffer, TransformListener
+
+    buffer = Buffer()
+    listener = TransformListener(buffer, node, spin_thread=False)
+    try:
+        def found() -> bool:
+            at = node.get_clock().now() - Duration(seconds=age_s)
+            return buffer.can_transform(parent, child, Time(nanoseconds=at.nanoseconds,
+                                                            clock_type=at.clock_type))
+
+        spin_until(found, f"the transform {parent} -> {child} at now() - {age_s:g} s")
+    finally:
+        listener.unregister()
+
+
 DT_MS = 8
 DT = DT_MS / 1000
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 import yaml
-from conftest import REPO, require_ros
+from conftest import REPO, require_ros, tf_lookup_at_now_minus
 
 pytestmark = pytest.mark.ros_launch
 LAUNCH = REPO / "launch"
@@ -140,3 +140,48 @@ def test_a_robot_scale_launch_ends_on_ctrl_c_without_launch_escalating(tmp_path)
     output = log.read_text()
     assert "process has finished cleanly" in output, output
     assert "SIGTERM" not in output and "SIGKILL" not in output, output
+
+
+def require_tf2() -> None:
+    """tf2_ros and robot_state_publisher (C++ packages: a ROS 2 installation's; the Python
+    tools on the venv do not have them), or a skip saying so (a failure where
+    SERVO_SIM_REQUIRE asks for the launch tests)."""
+    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+
+    try:
+        import tf2_ros  # noqa: F401
+
+        get_package_prefix("robot_state_publisher")
+    except (ImportError, PackageNotFoundError) as exc:
+        pytest.skip(f"tf2_ros and robot_state_publisher come with a ROS 2 installation: {exc}")
+
+
+def test_tf_from_the_nodes_joint_states_is_found_at_now_on_the_default_clock(tmp_path, client):
+    """Issue 24: servo_sim.launch.py with its defaults, robot_state_publisher beside it on
+    the URDF (as a user adds it): a tf2 lookup at now() - 0.1 s finds the arm's frames."""
+    require_ros("ros2launch", need="ros_launch")
+    require_tf2()
+    ros2 = shutil.which("ros2")
+    assert ros2, "ros2launch is importable but no ros2 command is on PATH"
+    params = tmp_path / "rsp.yaml"
+    params.write_text(yaml.safe_dump({"/**": {"ros__parameters": {
+        "robot_description": (REPO / "config" / "servo_sim.urdf").read_text()}}}))
+    log = tmp_path / "tf.log"
+    with log.open("w") as out:
+        processes = [subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                      start_new_session=True) for command in (
+            [ros2, "launch", "servo_sim", "servo_sim.launch.py", "namespace:=tf"],
+            [ros2, "run", "robot_state_publisher", "robot_state_publisher", "--ros-args",
+             "--params-file", str(params), "-r", "joint_states:=/tf/joint_states"])]
+    try:
+        tf_lookup_at_now_minus(client, client.spin_until, "base_link", "finger")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{log.read_text()[-3000:]}") from None
+    finally:
+        for p in processes:
+            os.killpg(p.pid, signal.SIGINT)
+        for p in processes:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)

@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import require_ros
+from conftest import require_ros, tf_lookup_at_now_minus
 
 require_ros("launch_testing", "launch_ros", need="ros_launch")
 require_ros("controller_manager", "control_msgs.action", "controller_manager_msgs.srv",
@@ -55,6 +55,13 @@ def stack(tmp_path):
     for launch, client in started:
         client.close()
         launch.stop()
+
+
+def test_tf_from_the_joint_states_is_found_at_now_on_the_default_clock(stack):
+    """Issue 24: robot_state_publisher stamps /tf with the broadcaster's joint states;
+    with the launch file's defaults a tf2 lookup at now() - 0.1 s finds it."""
+    _, client = stack()
+    tf_lookup_at_now_minus(client.node, client.spin_until, "base_link", "finger")
 
 
 def test_ctrl_c_ends_the_whole_stack(stack):

@@ -1,12 +1,7 @@
-"""The per-motor table's order and slicing, and how the node process leaves (issue 18),
-without ROS: the node creates its table from these, and test_node_process.py checks the
-node itself."""
+"""The per-motor table's order and slicing (issue 18), without ROS: the node creates its
+table from these, and test_node_process.py checks the node itself."""
 
 from __future__ import annotations
-
-import os
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -19,7 +14,6 @@ from servo_sim.ros.interface import (
     MOTOR_TRIGGERS,
     family,
 )
-from servo_sim.ros.leave import PROFILE_NAME, profile_variable, short_lease_profile
 from servo_sim.ros.table import FEEDBACK_TOPICS, TableBuilder, table_rows
 
 
@@ -107,63 +101,3 @@ def test_every_job_runs_once_in_order_and_no_run_overstays_by_more_than_one_job(
         assert len(ran) > before  # progress on every run
     assert ran == list(range(len(takes))) and builder.created == len(takes)
     assert builder.longest_job_s == pytest.approx(max(takes, default=0.0), abs=1e-12)
-
-
-# ------------------------------------------------------------------ the leaving process
-
-@pytest.mark.parametrize(("library", "variable"), [
-    ("libfastrtps.so", "FASTRTPS_DEFAULT_PROFILES_FILE"),  # Fast DDS 2.x (Jazzy)
-    ("libfastdds.so", "FASTDDS_DEFAULT_PROFILES_FILE")])  # Fast DDS 3.x (Kilted)
-def test_the_short_lease_profile_is_set_for_fast_dds_when_the_user_has_none(
-        tmp_path, library, variable):
-    (tmp_path / "ros" / "lib").mkdir(parents=True)
-    (tmp_path / "ros" / "lib" / library).touch()
-    env = {"AMENT_PREFIX_PATH": str(tmp_path / "ros")}
-    assert short_lease_profile(env, cwd=tmp_path) is None
-    path = Path(env[variable])
-    assert set(env) == {"AMENT_PREFIX_PATH", variable} and path.name == PROFILE_NAME
-    xml = path.read_text()
-    assert "<leaseDuration><sec>2</sec></leaseDuration>" in xml
-    assert 'is_default_profile="true"' in xml
-    env["RMW_IMPLEMENTATION"] = "rmw_fastrtps_cpp"
-    del env[variable]
-    assert short_lease_profile(env, cwd=tmp_path) is None and variable in env
-
-
-def test_the_profile_variable_is_the_one_of_the_fast_dds_in_use():
-    """This ROS 2's own Fast DDS (the venv's or the sourced installation's)."""
-    variable = profile_variable(dict(os.environ))
-    prefixes = [*os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep), sys.prefix]
-    libraries = {p.name for prefix in prefixes if prefix
-                 for p in Path(prefix, "lib").glob("libfast*.so")}
-    if "libfastdds.so" in libraries or not libraries:
-        assert variable == "FASTDDS_DEFAULT_PROFILES_FILE"
-    else:
-        assert variable == "FASTRTPS_DEFAULT_PROFILES_FILE"
-
-
-def test_the_users_own_dds_configuration_is_left_alone(tmp_path):
-    for name in ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE",
-                 "SKIP_DEFAULT_XML"):
-        env = {name: "/home/me/dds.xml"}
-        assert short_lease_profile(env, cwd=tmp_path) == f"{name} is set"
-        assert env == {name: "/home/me/dds.xml"}
-    env = {"RMW_IMPLEMENTATION": "rmw_cyclonedds_cpp"}
-    assert short_lease_profile(env, cwd=tmp_path) == "RMW rmw_cyclonedds_cpp"
-    assert env == {"RMW_IMPLEMENTATION": "rmw_cyclonedds_cpp"}
-    for name in ("DEFAULT_FASTRTPS_PROFILES.xml", "DEFAULT_FASTDDS_PROFILES.xml"):
-        directory = tmp_path / name.split(".")[0]
-        directory.mkdir()
-        (directory / name).write_text("<profiles/>")
-        env = {}
-        assert short_lease_profile(env, cwd=directory) == f"{directory / name} exists"
-        assert env == {}
-
-
-def test_os_environ_is_the_default(tmp_path, monkeypatch):
-    for name in ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE",
-                 "SKIP_DEFAULT_XML", "RMW_IMPLEMENTATION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)
-    assert short_lease_profile() is None
-    assert os.environ[profile_variable(dict(os.environ))].endswith(PROFILE_NAME)

@@ -102,19 +102,16 @@ def node_main(args: list[str] | None = None) -> int:
     from rclpy.signals import SignalHandlerOptions
 
     from ..model import ConfigError
-    from .leave import leave, short_lease_profile
+    from .leave import leave
     from .node import ServoSimNode
 
     node = executor = None
     try:
-        no_short_lease = short_lease_profile()  # before the DDS participant exists
         try:
             rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         except Exception as exc:  # noqa: BLE001 - rcl's errors (a missing --params-file)
             raise ConfigError(f"cannot start: {exc}") from None
         node = ServoSimNode()
-        if no_short_lease:
-            node.get_logger().debug(f"participant lease left as configured: {no_short_lease}")
         executor, kind = make_executor(node.get_parameter("executor").value)
         node.get_logger().info(f"executor: {kind} ({_EXECUTOR_CLASSES[kind]})")
         executor.add_node(node)

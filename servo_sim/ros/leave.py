@@ -1,4 +1,4 @@
-"""How the node process leaves: at once, at any motor count, without a stale graph.
+"""How the node process leaves: at once, at any motor count.
 
 Tearing a node down entity by entity costs time quadratic in its endpoints (Fast DDS
 scans the participant's endpoints for every one removed, and rmw republishes the node's
@@ -9,11 +9,13 @@ lease runs out (20 s by default).
 So the node process, once its devices are safe, (1) finalizes its rcl node directly:
 rmw removes the node from the ROS graph at once (peers' ``ros2 node list`` drops it
 within milliseconds) and then deletes the DDS participant with everything in it, which
-tells peers the participant is gone; (2) gives that at most ``LEAVE_BUDGET_S`` (enough
-for a few hundred endpoints) and ends the process. Where the deletion is not finished
-by then, peers drop the rest when the participant's lease runs out:
-:func:`short_lease_profile` makes that 2 s on Fast DDS (``config/fastdds_short_lease.xml``),
-unless the user configured Fast DDS profiles of their own.
+tells peers the participant is gone; (2) gives that at most ``LEAVE_BUDGET_S`` and ends
+the process. Fast DDS deletes each endpoint of a participant against every other one
+(quadratic again: 1,000 services in 0.45 s, 3,500 in 10 s), so for a larger table the
+deletion is cut short and peers drop the rest of its endpoints when the participant's
+lease runs out (20 s by default). A shorter lease, set in a Fast DDS profile, would
+shorten that, but makes every peer check the lease ten times as often, which is what
+hangs peers in eProsima/Fast-DDS#6502 (seen here in a test's client): left as it is.
 """
 
 from __future__ import annotations
@@ -22,59 +24,11 @@ import ctypes
 import os
 import sys
 import threading
-from pathlib import Path
 from typing import Any, NoReturn
 
-from ..resources import share_candidates
-
-#: The most time the DDS participant's deletion may take before the process ends anyway.
-LEAVE_BUDGET_S = 0.5
-#: The Fast DDS profile of the node process: a 2 s participant lease.
-PROFILE_NAME = "fastdds_short_lease.xml"
-
-#: The environment variables and working-directory files through which Fast DDS (2.x
-#: FASTRTPS_*, 3.x FASTDDS_*) loads a user's XML profiles.
-_PROFILE_VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
-_PROFILE_FILES = ("DEFAULT_FASTRTPS_PROFILES.xml", "DEFAULT_FASTDDS_PROFILES.xml")
-_FAST_DDS_RMWS = ("", "rmw_fastrtps_cpp", "rmw_fastrtps_dynamic_cpp")
-
-
-def short_lease_profile(environ: dict[str, str] | None = None,
-                        cwd: Path | None = None) -> str | None:
-    """Set up the short-lease Fast DDS profile in ``environ`` (``os.environ``) before
-    rclpy.init; return why not where it is not used: another RMW, or the user's own
-    profiles (a profile variable set, or a default profile file in the working
-    directory, or ``SKIP_DEFAULT_XML``), which are left as they are."""
-    env = os.environ if environ is None else environ
-    rmw = env.get("RMW_IMPLEMENTATION", "")
-    if rmw not in _FAST_DDS_RMWS:
-        return f"RMW {rmw}"
-    for name in (*_PROFILE_VARIABLES, "SKIP_DEFAULT_XML"):
-        if env.get(name):
-            return f"{name} is set"
-    directory = Path.cwd() if cwd is None else cwd
-    for name in _PROFILE_FILES:
-        if (directory / name).is_file():
-            return f"{directory / name} exists"
-    path = next((p for p in share_candidates("config", PROFILE_NAME) if p.is_file()), None)
-    if path is None:
-        return f"no {PROFILE_NAME} installed"
-    env[profile_variable(env)] = str(path)
-    return None
-
-
-def profile_variable(environ: dict[str, str]) -> str:
-    """The profile variable of the Fast DDS beside this ROS 2: FASTRTPS_* for 2.x
-    (libfastrtps, Jazzy), else FASTDDS_* (libfastdds, Kilted on; 3.x warns that the old
-    name is deprecated, 2.x does not read the new one)."""
-    prefixes = [*filter(None, environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)),
-                sys.prefix]
-    for prefix in prefixes:
-        if Path(prefix, "lib", "libfastdds.so").exists():
-            return "FASTDDS_DEFAULT_PROFILES_FILE"
-        if Path(prefix, "lib", "libfastrtps.so").exists():
-            return "FASTRTPS_DEFAULT_PROFILES_FILE"
-    return "FASTDDS_DEFAULT_PROFILES_FILE"
+#: The most time the DDS participant's deletion may take before the process ends anyway
+#: (about 1,000 services' worth on a 2-core machine).
+LEAVE_BUDGET_S = 0.7
 
 
 def _rcl_node_fini() -> Any:
