@@ -63,6 +63,7 @@ class StackClient:
         self.follow_client = ActionClient(self.node, FollowJointTrajectory,
                                           f"/{JTC}/follow_joint_trajectory")
         self.forward = self.node.create_publisher(Float64MultiArray, f"/{FORWARD}/commands", 10)
+        self._clients: dict[str, Any] = {}
 
     def close(self) -> None:
         self.executor.shutdown()
@@ -87,20 +88,32 @@ class StackClient:
         while time.monotonic() < end:
             self.executor.spin_once(timeout_sec=min(0.05, max(end - time.monotonic(), 0.0)))
 
-    def call(self, srv_type: Any, name: str, request: Any, timeout: float = TIMEOUT) -> Any:
-        client = self.node.create_client(srv_type, name)
-        try:
-            self.spin_until(client.service_is_ready, name, timeout)
+    def call(self, srv_type: Any, name: str, request: Any, timeout: float = TIMEOUT,
+             resend_s: float | None = None) -> Any:
+        """Call ``name`` (one client per service, kept). With ``resend_s``, for a query that
+        may be asked twice: the request again after that long without an answer, since
+        Fast DDS drops a response whose client's reader the server has not discovered yet
+        (seen here while a large table was being created beside the stack)."""
+        client = self._clients.get(name)
+        if client is None:
+            client = self._clients[name] = self.node.create_client(srv_type, name)
+        self.spin_until(client.service_is_ready, name, timeout)
+        start = time.monotonic()
+        while True:
             future = client.call_async(request)
-            self.spin_until(future.done, f"the answer of {name}", timeout)
-            return future.result()
-        finally:
-            self.node.destroy_client(client)
+            wait = timeout if resend_s is None else min(resend_s, timeout)
+            try:
+                self.spin_until(future.done, f"the answer of {name}", wait)
+                return future.result()
+            except AssertionError:
+                client.remove_pending_request(future)
+                if resend_s is None or time.monotonic() - start > timeout:
+                    raise
 
     def controller_states(self) -> dict[str, str]:
         """name -> state ("active", "inactive", ...) of every loaded controller."""
         answer = self.call(ListControllers, "/controller_manager/list_controllers",
-                           ListControllers.Request())
+                           ListControllers.Request(), resend_s=5.0)
         return {c.name: c.state for c in answer.controller}
 
     def wait_ready(self, active: str = JTC, timeout: float = TIMEOUT,
