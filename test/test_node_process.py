@@ -172,7 +172,7 @@ def test_ctrl_c_twice_while_the_table_grows_ends_the_node_quietly_within_the_bou
 def test_real_servos_are_torqued_off_before_the_process_leaves(start):
     """The fast exit (issue 18) comes after the devices are safe: servo_sim_node on the
     emulated Dynamixel bus, SIGINT, and the servos' own Torque Enable is 0."""
-    with emu.EmulatorProcess([1, 2], nice=-5) as bus:
+    with emu.EmulatorProcess([1, 2], realtime=True) as bus:
         node = start("dxl", "--params-file", str(REPO / "config" / "dynamixel.yaml"),
                      "-p", f"hardware.port:={bus.port}")
         node.wait_for_output("on hardware 'dynamixel' (active)")

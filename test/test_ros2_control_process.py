@@ -118,7 +118,7 @@ def _position(bus: emu.EmulatorProcess, dxl_id: int) -> float:
 
 def test_dynamixel_servos_follow_a_trajectory_under_ros2_control(stack):
     # the stack beside it keeps both cores busy: the emulated servos answer first
-    with emu.EmulatorProcess([1, 2], nice=-5) as bus:
+    with emu.EmulatorProcess([1, 2], realtime=True) as bus:
         launch, client = stack(f"urdf:={SHARE / 'config' / 'dynamixel.urdf'}",
                                f"config:={SHARE / 'config' / 'dynamixel.yaml'}",
                                f"controllers:={SHARE / 'config' / 'dynamixel_controllers.yaml'}",
