@@ -295,7 +295,22 @@ def test_live_parameters_are_validated_by_the_model(h):
     bad = set_("arm.max_position", -5.0)
     assert not bad.successful and "must be <= max_position" in bad.reason
     assert not set_("arm.type", "linear").successful  # read-only
-    assert not set_("arm.max_velocity", -1.0).successful  # descriptor range
+    refused = set_("arm.max_velocity", -1.0)  # the node's own check, not a range
+    assert not refused.successful
+    assert refused.reason == "motor 'arm': field 'max_velocity' = -1.0: must be >= 0", \
+        refused.reason
+    assert h.node.sim.motor("arm").get_max_velocity() == 1.0
+    # issue 19: no range a slider cannot use (rqt_reconfigure draws every range as one);
+    # a one-sided bound is stated instead
+    described = params.describe_parameters(["arm.max_velocity", "arm.control_pid"])
+    h.executor.spin_until_future_complete(described, timeout_sec=TIMEOUT)
+    velocity, pid = described.result().descriptors
+    assert not velocity.floating_point_range and velocity.additional_constraints == ">= 0"
+    assert not pid.floating_point_range and not pid.additional_constraints
+    for name, value in h.node._parameters.items():
+        d = h.node.describe_parameter(name)
+        for r in (*d.floating_point_range, *d.integer_range):
+            assert r.to_value - r.from_value < 1e6, (name, value, r)
     assert set_("arm.control_pid", [3.0, 0.0, 0.0]).successful
     assert h.node.sim.motor("arm").get_control_pid() == (3.0, 0.0, 0.0)
     assert not set_("arm.control_pid", [0.0, 0.0, 0.0]).successful

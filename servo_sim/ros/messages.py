@@ -3,17 +3,11 @@ stamps, the /diagnostics array. No node state: the node passes what each needs."
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import (
-    FloatingPointRange,
-    IntegerRange,
-    ParameterDescriptor,
-    ParameterType,
-)
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 
 from ..model import ServoMode, StateFlags
 from .params import ParameterSpec
@@ -26,14 +20,16 @@ _LEVELS = (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR)
 
 
 def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
-    """The rclpy descriptor of a parameter spec."""
+    """The rclpy descriptor of a parameter spec.
+
+    No range for a bound on one side only: rqt_reconfigure draws any range as a slider,
+    and one up to the largest float cannot be used (issue 19). The minimum is in the
+    description and in ``additional_constraints``, and the node's own check refuses a
+    value below it, naming motor, field and value."""
     d = ParameterDescriptor(name=spec.name, type=_TYPES[spec.type],
                             description=spec.description, read_only=spec.read_only)
-    if spec.minimum is not None and spec.type == "double":
-        d.floating_point_range = [FloatingPointRange(from_value=float(spec.minimum),
-                                                     to_value=sys.float_info.max)]
-    elif spec.minimum is not None and spec.type == "integer":
-        d.integer_range = [IntegerRange(from_value=int(spec.minimum), to_value=2**63 - 1)]
+    if spec.minimum is not None:
+        d.additional_constraints = f">= {spec.minimum:g}"
     return d
 
 
