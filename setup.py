@@ -17,7 +17,7 @@ setup(
     packages=find_packages(include=["servo_sim", "servo_sim.*"]),
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/servo_sim"]),
-        ("share/servo_sim", ["package.xml"]),
+        ("share/servo_sim", ["package.xml", "plugin.xml"]),
         ("share/servo_sim/config", sorted(str(p.relative_to(here))
                                           for p in (here / "config").glob("*.*"))),
     ],
@@ -25,10 +25,12 @@ setup(
     install_requires=["numpy>=1.24", "PyYAML>=6", "dynamixel-sdk>=3.7"],
     extras_require={
         "plot": ["matplotlib>=3.6"],
+        # the servo panel (servo-sim-panel) without rqt: Qt 5 bindings from PyPI
+        "panel": ["PyQt5>=5.15"],
         # pytest < 9: ROS 2 Jazzy's launch_testing plugin uses the py.path hook arguments
         # that pytest 9 removed; lark: launch's parser, for the ROS tests when ROS is sourced
         "test": ["pytest>=7,<9", "hypothesis>=6.80", "ruff>=0.5", "matplotlib>=3.6",
-                 "rosbags>=0.9", "lark>=1.1"],
+                 "rosbags>=0.9", "lark>=1.1", "PyQt5>=5.15", "pytest-qt>=4.2"],
     },
     entry_points={"console_scripts": [
         "servo-sim = servo_sim.cli:main",
@@ -36,5 +38,7 @@ setup(
         # the ROS 2 node (as `ros2 run servo_sim servo_sim_node`) and a small client
         "servo_sim_node = servo_sim.ros.entry:node_main",
         "servo-sim-client = servo_sim.ros.entry:client_main",
+        # the servo panel (Qt), also an rqt plugin where rqt is installed (plugin.xml)
+        "servo-sim-panel = servo_sim.panel.main:main",
     ]},
 )

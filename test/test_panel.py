@@ -1,0 +1,128 @@
+"""The servo panel (issue 19) against the real node on the wheels, Qt offscreen.
+
+Expected figures come from the test's own recording of the node's ~/servo_state, through
+the library's step_metrics, not from the panel."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+from conftest import REPO, TIMEOUT, require_ros
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+require_ros("rclpy")
+pytest.importorskip("pytestqt", reason="pytest-qt: pip install servo_sim[test]")
+pytestmark = pytest.mark.ros
+
+from rcl_interfaces.srv import GetParameters, ListParameters  # noqa: E402
+
+from servo_sim import msg as servo_msgs  # noqa: E402
+from servo_sim.analysis import step_metrics  # noqa: E402
+from servo_sim.panel.widget import ServoPanel  # noqa: E402
+from servo_sim.ros.remote import ServoLink  # noqa: E402
+
+CONFIG = str(REPO / "config" / "servo_sim.yaml")
+WAIT_MS = int(TIMEOUT * 1000)
+
+
+@pytest.fixture
+def panel(qtbot):
+    link = ServoLink()
+    widget = ServoPanel(link)
+    qtbot.addWidget(widget)
+    yield widget
+    widget.timer.stop()
+    link.close()
+
+
+def _follow(qtbot, panel: ServoPanel, node: str, motor: str) -> None:
+    panel.select(node, motor)
+    qtbot.waitUntil(lambda: panel.link.motor == motor and len(panel.link.samples()) > 2
+                    and not panel.busy, timeout=WAIT_MS)
+
+
+def test_the_panel_follows_a_namespaced_node_and_the_motor_chosen(start, panel, qtbot,
+                                                                  client):
+    start("pa", "--params-file", CONFIG)
+    _follow(qtbot, panel, "/pa/servo_sim", "gripper")
+    assert "/pa/servo_sim" in panel.link.nodes()
+    assert [panel.motor_box.itemText(i) for i in range(panel.motor_box.count())] == \
+        ["arm", "gripper"]
+    qtbot.waitUntil(lambda: panel.state.text().startswith("gripper: mode "),
+                    timeout=WAIT_MS)
+    # a box is editable where the motor has that parameter; the soft limits span the slider
+    listing = client.create_client(ListParameters, "/pa/servo_sim/list_parameters")
+    client.spin_until(listing.service_is_ready, "list_parameters")
+    future = listing.call_async(ListParameters.Request(prefixes=["gripper"]))
+    client.spin_until(future.done, "the answer")
+    has = set(future.result().result.names)
+    assert {name for name, box in panel.limit_boxes.items() if box.isEnabled()} == \
+        {name for name in panel.limit_boxes if f"gripper.{name}" in has}
+    assert panel._limits == (panel._loaded["min_position"], panel._loaded["max_position"])
+
+
+def test_a_step_through_the_panel_moves_the_motor_and_its_figures_are_the_librarys(
+        start, panel, qtbot, client):
+    start("pb", "--params-file", CONFIG)
+    seen: list = []
+    client.create_subscription(servo_msgs.ServoState, "/pb/servo_sim/servo_state",
+                               seen.append, 1000)
+    _follow(qtbot, panel, "/pb/servo_sim", "arm")
+    answer = panel.step(0.5, 2.0)
+    # the link's thread records the step; the test's client records it too meanwhile
+    client.spin_until(lambda: answer.done, "the step's recording")
+    assert answer.ok, answer.message
+    with qtbot.waitSignal(panel.stepped, timeout=WAIT_MS) as signal:
+        pass  # the panel takes the answer on its next refresh
+    metrics = signal.args[0]
+    recording = panel.link.recording
+    t0, last = recording.t0, recording.samples[-1].t
+    client.spin_until(lambda: seen and _t(seen[-1]) >= last, "the test's own samples")
+    mine = [m for m in seen if t0 <= _t(m) <= last]
+    t = [_t(m) - t0 for m in mine]
+    y = [m.position[list(m.name).index("arm")] for m in mine]
+    effort = [m.effort[list(m.name).index("arm")] for m in mine]
+    expected = step_metrics(t, y, recording.start, 0.5, force=effort)
+    assert metrics == expected
+    assert y[-1] == pytest.approx(0.5, abs=1e-3)
+    assert 0 < metrics.rise_time < 1.0 and math.isfinite(metrics.settling_time)
+    assert "rise" in panel.figures.text() and f"{metrics.rise_time:.3f}" in \
+        panel.figures.text()
+
+
+def _t(msg) -> float:
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def _pid(client, node: str) -> list[float]:
+    get = client.create_client(GetParameters, f"{node}/get_parameters")
+    client.spin_until(get.service_is_ready, "get_parameters")
+    future = get.call_async(GetParameters.Request(names=["arm.control_pid"]))
+    client.spin_until(future.done, "the answer")
+    return list(future.result().values[0].double_array_value)
+
+
+def test_a_refused_gain_shows_the_nodes_reason_and_changes_nothing(start, panel, qtbot,
+                                                                   client):
+    start("pc", "--params-file", CONFIG)
+    _follow(qtbot, panel, "/pc/servo_sim", "arm")
+    before = _pid(client, "/pc/servo_sim")
+    panel.gains[0].setValue(0.0)  # P must be > 0
+    sent = panel.apply_parameters()
+    assert len(sent) == 1
+    qtbot.waitUntil(lambda: sent[0].done and not panel.busy, timeout=WAIT_MS)
+    assert not sent[0].ok
+    assert "control_pid" in panel.status.text() and "arm" in panel.status.text(), \
+        panel.status.text()
+    assert _pid(client, "/pc/servo_sim") == before
+
+
+def test_a_node_that_goes_away_and_comes_back(start, panel, qtbot):
+    node = start("pd", "--params-file", CONFIG)
+    _follow(qtbot, panel, "/pd/servo_sim", "arm")
+    node.kill()
+    qtbot.waitUntil(lambda: "node gone" in panel.state.text(), timeout=WAIT_MS)
+    start("pd", "--params-file", CONFIG)
+    qtbot.waitUntil(lambda: panel.state.text().startswith("arm: mode"), timeout=WAIT_MS)
