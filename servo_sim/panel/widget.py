@@ -48,7 +48,7 @@ class Plot(QtWidgets.QWidget):
         low, high = min(angle), max(angle)
         if high - low < 1e-6:
             low, high = low - 0.5, high + 0.5
-        y = 5
+        legend_x = 5  # each shown series' name, left to right
         for name, colour in self.SERIES:
             if not self.shown[name]:
                 continue
@@ -72,8 +72,8 @@ class Plot(QtWidgets.QWidget):
                     path.moveTo(point)
                     started = True
             painter.drawPath(path)
-            painter.drawText(5 + 90 * (y // 90), 14, name)
-            y += 90
+            painter.drawText(legend_x, 14, name)
+            legend_x += 90
         painter.setPen(QtGui.QColor("#444444"))
         painter.drawText(self.width() - 160, self.height() - 6,
                          f"{span_t:.1f} s, {low:.3g} … {high:.3g}")

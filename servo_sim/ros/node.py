@@ -97,7 +97,6 @@ _ENDPOINT_TYPES = {"sensor_msgs/msg/JointState": JointState, "rosgraph_msgs/msg/
                    "diagnostic_msgs/msg/DiagnosticArray": DiagnosticArray}
 
 
-
 def _own_clock_setter(node: Node) -> Callable[[ClockMsg], None] | None:
     """The node is the time source: its TimeSource takes each /clock message from the
     step directly instead of through its own /clock subscription (1,000 deliveries and
@@ -111,6 +110,7 @@ def _own_clock_setter(node: Node) -> Callable[[ClockMsg], None] | None:
     node.destroy_subscription(subscription)
     source._clock_sub = None
     return source.clock_callback
+
 
 class _RosLogHandler(logging.Handler):
     """Forwards the library's Python log (logger ``servo_sim``, INFO and up) to the node's."""

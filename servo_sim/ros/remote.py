@@ -375,8 +375,7 @@ class ServoLink:
             for client in self._clients.values():
                 self.node.destroy_client(client)
             return
-        if self._own:
-            self._executor.shutdown(timeout_sec=1.0)
-            self.node.destroy_node()
-            rclpy.try_shutdown(context=self._context)
-            self._thread.join(timeout=2.0)
+        self._executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self._context)
+        self._thread.join(timeout=2.0)
