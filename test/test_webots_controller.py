@@ -877,12 +877,11 @@ def test_the_readme_pan_tilt_example_on_the_shipped_dynamixel_config(tmp_path, b
 
 
 def readme_example(command: str) -> tuple[list[str], list[str]]:
-    """The README's ``command`` (of section "Webots controllers") split into arguments,
-    and the output the README shows for it, line by line."""
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("## Webots controllers"):]
+    """The ``command`` of docs/webots.md split into arguments, and the output the page
+    shows for it, line by line."""
+    section = (REPO / "docs" / "webots.md").read_text()
     match = re.search(re.escape(command) + r"[^\n]*\n```\n```\n(.*?)```\n", section, re.S)
-    assert match, f"README: no output block after {command!r}"
+    assert match, f"docs/webots.md: no output block after {command!r}"
     line = match.group(0).splitlines()[0]
     return shlex.split(line), match.group(1).splitlines()
 
@@ -897,7 +896,7 @@ def test_the_readme_example_prints_what_the_readme_shows(tmp_path):
     # the warning first (said when the world is read), then the controller's lines
     assert r.stderr.splitlines() + r.stdout.splitlines() == shown
     csv_lines = len((tmp_path / "arm.csv").read_text().splitlines())
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "webots.md").read_text()
     assert "`arm.csv` has what `servo-sim run --csv` records" in readme
     assert f"({csv_lines} lines with the header)" in readme
 
