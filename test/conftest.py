@@ -28,8 +28,9 @@ os.environ["ROS_DOMAIN_ID"] = os.environ.get("SERVO_SIM_TEST_DOMAIN_ID",
                                              str(60 + os.getpid() % 40))
 
 #: Which ROS tests must run here: CI sets SERVO_SIM_REQUIRE to ``ros`` (ROS 2 from PyPI),
-#: ``ros,ros_launch`` (a ROS 2 installation) or ``ros,ros_launch,ros2_control`` (one with
-#: ros2_control), so that one that would skip fails instead. (Not ``launch``: launch_pytest's
+#: ``ros,ros_launch`` (a ROS 2 installation), ``ros,ros_launch,ros2_control`` (one with
+#: ros2_control), plus ``rqt`` where rqt is installed, so that one that would skip fails
+#: instead. (Not ``launch``: launch_pytest's
 #: plugin owns a marker of that name.)
 REQUIRED = {w for w in os.environ.get("SERVO_SIM_REQUIRE", "").split(",") if w}
 #: What each kind of ROS test needs first, and where to get it.
@@ -44,6 +45,9 @@ _GATES = {
                      "ros2_control is not on PyPI: source a ROS 2 installation with "
                      "ros2_control, ros2_controllers and topic_based_ros2_control "
                      "(/opt/ros/<distro>/setup.bash) and colcon build servo_sim"),
+    "rqt": ("rqt_gui", "rqt is not on PyPI: source a ROS 2 installation with rqt and its "
+                       "plugins (/opt/ros/<distro>/setup.bash) and colcon build servo_sim, "
+                       "or build rqt onto the venv (docs/testing.md)"),
 }
 
 
@@ -118,7 +122,7 @@ def pytest_collection_modifyitems(items):
             item.add_marker(need)
 
 
-#: Outcomes of the ROS tests (markers ros, ros_launch, ros2_control) and the modules
+#: Outcomes of the ROS tests (markers ros, ros_launch, ros2_control, rqt) and the modules
 #: skipped whole, for the closing summary lines.
 _COUNTS = {need: dict.fromkeys(("passed", "failed", "skipped"), 0) for need in _GATES}
 _SKIPPED_MODULES: dict[str, set[str]] = {need: set() for need in _GATES}
