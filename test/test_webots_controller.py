@@ -907,3 +907,22 @@ def test_the_readme_check_example_prints_what_the_readme_shows():
                        capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stderr.splitlines() + r.stdout.splitlines() == shown
+
+
+def test_the_robot_window_calls_behave_as_webots_with_no_robot_window(tmp_path):
+    """Webots' robot.py: wwiSendText encodes its text (a non-str is a TypeError) and the
+    message goes to no window; wwiReceiveText is None while no window sent anything."""
+    r = controller(tmp_path, """
+        from controller import Robot
+        robot = Robot()
+        robot.wwiSendText("configure")
+        robot.step(8)
+        print(robot.wwiReceiveText(), robot.wwiReceiveText())
+        try:
+            robot.wwiSendText(3)
+        except TypeError as exc:
+            print("TypeError", exc)
+    """, None)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["None None", "TypeError descriptor 'encode' for 'str' "
+                                     "objects doesn't apply to a 'int' object"]

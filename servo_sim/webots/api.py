@@ -562,6 +562,17 @@ class Robot:
     def setCustomData(self, data: str) -> None:
         self._custom_data = str(data)
 
+    # The robot window: as Webots with no robot window open (its robot.py over
+    # wb_robot_wwi_send / wb_robot_wwi_receive_text): a text sent goes nowhere, and
+    # there is never a text to receive.
+    def wwiSendText(self, text: str) -> None:
+        """Send ``text`` to the robot window: there is none, so it is dropped."""
+        str.encode(text)  # Webots' robot.py encodes it: a non-str is the same TypeError
+
+    def wwiReceiveText(self) -> str | None:
+        """The robot window's next text: None, as Webots with no robot window."""
+        return None
+
     # Webots' user input: not simulated (a clear error, not an AttributeError)
     def getKeyboard(self) -> Any:
         raise NotImplementedError(not_provided("Keyboard"))
