@@ -15,6 +15,7 @@ not from the widgets.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -113,10 +114,10 @@ def _perspective(tmp_path, namespace: str):
     data = json.loads((REPO / "config" / "servo_sim.perspective").read_text())
     plugins = data["groups"]["pluginmanager"]["groups"]
     panel = plugins["plugin__servo_sim__ServoPanel__1"]["groups"]["plugin"]["keys"]
-    assert eval(panel["node"]["repr"]) == "/servo_sim"
+    assert ast.literal_eval(panel["node"]["repr"]) == "/servo_sim"
     panel["node"]["repr"] = repr(f"{namespace}/servo_sim")
     plot = plugins["plugin__rqt_plot__Plot__1"]["groups"]["plugin"]["keys"]
-    topics = eval(plot["topics"]["repr"])
+    topics = ast.literal_eval(plot["topics"]["repr"])
     assert topics and all(topic.startswith("/joint_states/") for topic in topics)
     plot["topics"]["repr"] = repr([namespace + topic for topic in topics])
     path = tmp_path / "servo_sim.perspective"
