@@ -75,6 +75,10 @@ class MotorBank:
         # modes and safety (safety.py): a motor starts enabled, holding its position
         self.mode = np.full(self.n, int(ServoMode.HALT), dtype=np.int8)
         self.enabled = np.ones(self.n, dtype=bool)
+        # a passive joint (no motor) is a motor switched off for good
+        self.passive = np.array([m.passive for m in config.motors], dtype=bool)
+        self.enabled[self.passive] = False
+        self.mode[self.passive] = int(ServoMode.DISABLED)
         self.e_stop = np.zeros(self.n, dtype=bool)
         self.halting = np.zeros(self.n, dtype=bool)  # velocity ramp to 0, then hold
         self.warning = np.zeros(self.n, dtype=bool)

@@ -135,6 +135,12 @@ def _device_name(value: Any) -> str | None:
     return value
 
 
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _FieldError("must be true or false")
+    return value
+
+
 def _sensor_name(value: Any) -> str | None:
     """A position sensor's device name; "" for none (a Webots joint without one)."""
     if value == "":
@@ -213,6 +219,10 @@ class MotorConfig:
     position_sensor_name: str | None = None
     #: device name of a Brake on the motor's joint; None: the joint has no brake
     brake_name: str | None = None
+    #: a joint without a motor (a Webots joint whose device list has a PositionSensor or
+    #: Brake and no motor): moved only by its load, spring, damping and stops; every
+    #: command is refused; Webots controllers see its sensor and brake, not a motor
+    passive: bool = False
 
     @property
     def position_sensor_device(self) -> str | None:
@@ -224,9 +234,10 @@ class MotorConfig:
 
     @property
     def coupling_base(self) -> str | None:
-        """The base name shared by coupled motors, or None for a motor on its own."""
+        """The base name shared by coupled motors, or None for a motor on its own (or a
+        passive joint: it has no motor to couple)."""
         base, sep, _ = self.name.partition(COUPLING_SEPARATOR)
-        return base if sep else None
+        return base if sep and not self.passive else None
 
     @property
     def force_field(self) -> str:
@@ -280,6 +291,7 @@ _MOTOR_PARSERS: dict[str, Callable[[Any], Any]] = {
     "command_timeout": _non_negative,
     "position_sensor_name": _sensor_name,
     "brake_name": _device_name,
+    "passive": _boolean,
 }
 _NESTED_PARSERS: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
     "load": (
@@ -412,7 +424,7 @@ def _check_motor(m: MotorConfig, ctx: _Context) -> None:
 def _check_devices(motors: tuple[MotorConfig, ...], ctx: _Context) -> None:
     """Every device (motor, position sensor, brake) has a name of its own (Webots finds
     devices by name)."""
-    owners: dict[str, str] = {m.name: f"motor {m.name!r}" for m in motors}
+    owners: dict[str, str] = {m.name: f"motor {m.name!r}" for m in motors if not m.passive}
     for m in motors:
         sensor_field = "position_sensor_name" if m.position_sensor_name is not None else None
         for field_name, device in ((sensor_field, m.position_sensor_device),

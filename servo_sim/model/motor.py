@@ -99,7 +99,9 @@ class Motor:
         """Raise CommandRefusedError if ``command`` may not reach the coupled group now."""
         bank = self._bank
         for k in self._group:
-            if bank.e_stop[k]:
+            if bank.passive[k]:
+                why = "a passive joint (no motor)"
+            elif bank.e_stop[k]:
                 why = "e-stop latched (call reset_e_stop, then enable)"
             elif kind == MOTION and not bank.enabled[k]:
                 why = "disabled (call enable first)"

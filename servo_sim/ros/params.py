@@ -132,6 +132,8 @@ _FIELD_DOCS = {
     "position_sensor_name": "Device name of the motor's PositionSensor (Webots controllers; "
                             "'' = none).",
     "brake_name": "Device name of the joint's Brake (Webots controllers; get_brake_name).",
+    "passive": "A joint without a motor: moved by its load, spring and damper only; "
+               "commands are refused.",
 }
 
 
