@@ -20,7 +20,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -99,25 +99,28 @@ class Loaded:
     config: SimulationConfig
     robot_name: str = "robot"
     world_path: str = ""
+    #: the world's devices servo_sim does not simulate: name -> Webots type, where
+    unsimulated: dict[str, str] = field(default_factory=dict)
 
 
-def load(config: str | None) -> Loaded:
-    """Read CONFIG: a YAML config (the packaged one by default) or a Webots file."""
+def load(args: argparse.Namespace) -> Loaded:
+    """Read CONFIG: a YAML config (the packaged one by default) or a Webots file (its
+    ``webots://`` PROTOs in ``--webots-home``)."""
     from .webots.world import is_webots_file, load_world
 
-    if config and is_webots_file(config):
-        world = load_world(config)
-        return Loaded(world.config, world.robot_name, world.path)
-    return Loaded(load_config(config if config else default_config_path()))
+    if args.config and is_webots_file(args.config):
+        world = load_world(args.config, args.webots_home)
+        return Loaded(world.config, world.robot_name, world.path, world.unsimulated)
+    return Loaded(load_config(args.config if args.config else default_config_path()))
 
 
-def _load(config: str | None) -> Simulation:
-    return Simulation(load(config).config)
+def _load(args: argparse.Namespace) -> Simulation:
+    return Simulation(load(args).config)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a config, applying timed commands, printing a live table and optional CSV."""
-    sim = _load(args.config)
+    sim = _load(args)
     commands = sorted((Command.parse(c) for c in args.command), key=lambda c: c.at)
     for c in commands:
         sim.motor(c.motor)  # unknown motors fail before anything runs
@@ -167,7 +170,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_step_response(args: argparse.Namespace) -> int:
     """Step one motor to a target and report rise, overshoot, settling, error, peak force."""
-    sim = _load(args.config)
+    sim = _load(args)
     motor = sim.motor(args.motor)
     start = motor.position
     if args.target == start:
@@ -231,13 +234,16 @@ def _plot(path: str, name: str, target: float, t: np.ndarray, y: np.ndarray, v: 
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate a config and summarise its motors (and their devices)."""
-    loaded = load(args.config)
+    loaded = load(args)
     sim = Simulation(loaded.config)
     cfg = sim.config
     robot = f"robot {loaded.robot_name!r}, " if loaded.world_path else ""
     battery = f", battery {cfg.battery.energy:g}/{cfg.battery.capacity:g} J" \
         if cfg.battery is not None else ""
-    print(f"{cfg.source}: OK, {robot}{len(sim)} motor(s), {cfg.physics} physics, "
+    passive = sum(m.passive for m in cfg.motors)
+    joints = f", {passive} passive joint(s)" if passive else ""
+    print(f"{cfg.source}: OK, {robot}{len(sim) - passive} motor(s){joints}, "
+          f"{cfg.physics} physics, "
           f"dt = {cfg.basic_time_step_ms} ms{battery}")
     for m, mc in zip(sim, cfg.motors, strict=True):
         coupled = f", coupled with {', '.join(m.coupled)}" if len(m.coupled) > 1 else ""
@@ -245,8 +251,14 @@ def cmd_check(args: argparse.Namespace) -> int:
             ("position sensor", mc.position_sensor_name), ("brake", mc.brake_name)) if name)
         if mc.position_sensor_name == "":
             devices += ", no position sensor"
+        if mc.passive:
+            print(f"  {m.name}: {m.get_type()}, passive joint (no motor){devices}")
+            continue
         print(f"  {m.name}: {m.get_type()}, max velocity {m.get_max_velocity():g}, "
               f"max force {m.get_max_force():g}, PID {m.get_control_pid()}{coupled}{devices}")
+    if loaded.unsimulated:
+        print("  not simulated (getDevice raises): " + ", ".join(
+            f"{name!r} ({what})" for name, what in loaded.unsimulated.items()))
     return 0
 
 
@@ -258,14 +270,23 @@ def cmd_controller(args: argparse.Namespace) -> int:
     script = Path(args.script)
     if not script.is_file():
         raise CliError(f"{script}: no such controller script")
-    loaded = load(args.config)
+    loaded = load(args)
     try:
         session = Session(loaded.config, robot_name=loaded.robot_name,
-                          world_path=loaded.world_path, duration=args.duration,
-                          real_time_factor=args.real_time_factor, csv_path=args.csv)
+                          world_path=loaded.world_path, unsimulated=loaded.unsimulated,
+                          duration=args.duration, real_time_factor=args.real_time_factor,
+                          csv_path=args.csv)
     except SessionError as exc:
         raise CliError(str(exc)) from None
     return run_controller(script, session, args.controller_args)
+
+
+def _config_argument(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("config", nargs="?", help=help)
+    parser.add_argument("--webots-home", metavar="DIR",
+                        help="the Webots installation a world's webots:// PROTOs are read "
+                             "from (default: $WEBOTS_HOME, else Webots' usual places); "
+                             "never downloaded")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -273,7 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="cmd", required=True)
 
     run = sub.add_parser("run", help="run a config and print a live table")
-    run.add_argument("config", nargs="?", help="config file (default: the packaged one)")
+    _config_argument(run, "config file, YAML, .wbt or .proto (default: the packaged one)")
     run.add_argument("--duration", type=float, default=2.0, help="simulated seconds (2)")
     run.add_argument("--command", action="append", default=[], metavar="M.KEY=V[@T]",
                      help="e.g. arm.position=1.0, arm.velocity=2@0.5, arm.control_pid=20,0,1 "
@@ -286,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     step = sub.add_parser("step-response", help="step one motor and report its figures")
-    step.add_argument("config", nargs="?", help="config file (default: the packaged one)")
+    _config_argument(step, "config file, YAML, .wbt or .proto (default: the packaged one)")
     step.add_argument("--motor", required=True)
     step.add_argument("--target", type=float, required=True, help="target position")
     step.add_argument("--duration", type=float, default=2.0, help="simulated seconds (2)")
@@ -296,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     step.set_defaults(func=cmd_step_response)
 
     check = sub.add_parser("check", help="validate a config")
-    check.add_argument("config", nargs="?", help="config file (default: the packaged one)")
+    _config_argument(check, "config file, YAML, .wbt or .proto (default: the packaged one)")
     check.set_defaults(func=cmd_check)
 
     ctl = sub.add_parser("controller", help="run a Webots Python controller script",
@@ -304,8 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "import Robot, ...) unchanged against the config's motors. "
                          "Arguments after '--' go to the script's sys.argv.")
     ctl.add_argument("script", help="the controller, e.g. my_controller.py")
-    ctl.add_argument("config", nargs="?", help="config file, .wbt or .proto (default: the "
-                     "packaged config)")
+    _config_argument(ctl, "config file, YAML, .wbt or .proto (default: the packaged one)")
     ctl.add_argument("--duration", type=float, default=None,
                      help="simulated seconds (rounded up to whole basic time steps), "
                           "then step() returns -1 (default: no end)")

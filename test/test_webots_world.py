@@ -181,14 +181,38 @@ def line_of(text: str, needle: str, nth: int = 1) -> int:
 
 def write(tmp_path: Path, text: str, name: str = "world.wbt") -> Path:
     path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
 
 
-def test_every_construct_of_a_world_file(tmp_path, caplog):
+#: Webots' RobotisLds01, as a Webots installation has it (cut down: a Lidar)
+LDS01 = """\
+#VRML_SIM R2023b utf8
+PROTO RobotisLds01 [
+  field SFString name "LDS-01"
+]
+{
+  Lidar {
+    name IS name
+  }
+}
+"""
+
+
+@pytest.fixture
+def webots_home(tmp_path: Path) -> Path:
+    """A Webots installation with the one library PROTO inside WORLD's robot."""
+    home = tmp_path / "webots"
+    write(home, LDS01, "projects/devices/robotis/protos/RobotisLds01.proto")
+    return home
+
+
+def test_every_construct_of_a_world_file(tmp_path, webots_home, caplog, monkeypatch):
+    monkeypatch.delenv("WEBOTS_HOME", raising=False)
     path = write(tmp_path, WORLD)
     with caplog.at_level(logging.WARNING, logger="servo_sim"):
-        world = load_world(path)
+        world = load_world(path, webots_home)
     cfg = world.config
     assert world.robot_name == "test bot"
     assert cfg.basic_time_step_ms == 4
@@ -218,13 +242,19 @@ def test_every_construct_of_a_world_file(tmp_path, caplog):
     assert (unnamed.name, unnamed.type, unnamed.max_velocity, unnamed.max_force,
             unnamed.control_pid, unnamed.acceleration) == \
         ("linear motor", "linear", 10.0, 10.0, (10.0, 0.0, 0.0), -1.0)
-    # the PROTOs only referenced: one warning (appearances are not worth one)
-    listed = (f"TexturedBackground (line {line_of(WORLD, 'TexturedBackground {')}), "
-              f"RobotisLds01 (line {line_of(WORLD, 'RobotisLds01 {')})")
-    assert world.unexpanded == listed.split(", ")
+    # the library PROTO in the robot, found in the installation: its device is listed
+    assert world.unsimulated == {"LDS-01": "Lidar, RobotisLds01.proto, line 6"}
+    # the one outside the robot and not found: one warning (appearances are not worth one)
+    why = f"looked in {webots_home}/projects/objects/backgrounds/protos/" \
+          "TexturedBackground.proto (--webots-home): no such file; give --webots-home DIR " \
+          "or set WEBOTS_HOME to a Webots installation"
+    line = line_of(WORLD, "TexturedBackground {")
+    assert world.unexpanded == [
+        f"TexturedBackground (line {line}): EXTERNPROTO \"webots://projects/objects/"
+        f"backgrounds/protos/TexturedBackground.proto\" (line 3): {why}"]
     assert [r.getMessage() for r in caplog.records] == [
-        f"{path}: PROTO instances not defined in the file cannot be expanded; motors "
-        f"inside them are not imported: {listed}"]
+        f"{path}: PROTOs not found, outside the robot, left out: TexturedBackground "
+        f"(line {line}): {why}"]
 
 
 OUTSIDE_JOINTS = """\
@@ -249,9 +279,9 @@ Robot {
         }
       ]
     }
-    Gadget {
-    }
   ]
+}
+Gadget {
 }
 """
 
@@ -263,9 +293,13 @@ def test_motors_outside_joints_are_named_in_the_one_warning(tmp_path, caplog):
     assert [m.name for m in world.config.motors] == ["arm"]
     assert world.outside == ["'prop motor' (Propeller, line 3)", "'belt motor' (Track, line 8)"]
     assert [r.getMessage() for r in caplog.records] == [
-        f"{path}: PROTO instances not defined in the file cannot be expanded; motors inside "
-        "them are not imported: Gadget (line 22); motors outside joints are not imported: "
-        "'prop motor' (Propeller, line 3), 'belt motor' (Track, line 8)"]
+        f"{path}: PROTOs not found, outside the robot, left out: Gadget (line 24): neither "
+        f"a Webots node nor a PROTO declared by an EXTERNPROTO or defined in {path}; motors "
+        "outside joints are not imported: 'prop motor' (Propeller, line 3), 'belt motor' "
+        "(Track, line 8)"]
+    assert world.unsimulated == {  # the motors outside joints are the robot's devices
+        "prop motor": "RotationalMotor outside a joint (Propeller), line 4",
+        "belt motor": "LinearMotor outside a joint (Track), line 10"}
 
 
 PROTO_FILE = """\
@@ -565,9 +599,9 @@ def servo_sim(*args: object) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, cwd=REPO, timeout=120)
 
 
-def test_check_prints_the_motors_found(tmp_path):
+def test_check_prints_the_motors_found(tmp_path, webots_home):
     path = write(tmp_path, WORLD)
-    r = servo_sim("check", path)
+    r = servo_sim("check", path, "--webots-home", webots_home)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == f"{path}: OK, robot 'test bot', 6 motor(s), dynamic physics, dt = " \
@@ -578,7 +612,9 @@ def test_check_prints_the_motors_found(tmp_path):
                        "0.0), no position sensor"
     assert lines[4].startswith("  grip::a: linear, max velocity 0.1, max force 20, ")
     assert lines[4].endswith("coupled with grip::a, grip::b, no position sensor")
-    assert "PROTO instances not defined in the file cannot be expanded" in r.stderr
+    assert lines[7] == "  not simulated (getDevice raises): 'LDS-01' (Lidar, " \
+                       "RobotisLds01.proto, line 6)"
+    assert "PROTOs not found, outside the robot, left out: TexturedBackground" in r.stderr
 
 
 def test_run_takes_a_world_file(tmp_path):

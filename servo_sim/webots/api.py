@@ -472,6 +472,12 @@ class Robot:
     def getDevice(self, name: str) -> Device | None:
         """The device called ``name`` (Webots' name, spaces and ``::`` included)."""
         device = self.devices.get(name)
+        if device is None and name in self._session.unsimulated:
+            raise NotSimulatedError(
+                f'servo-sim controller: device "{name}" ({self._session.unsimulated[name]})'
+                " is in the world but not simulated: servo_sim simulates the motors of "
+                "joints, their position sensors and brakes, and passive joints' sensors "
+                "and brakes")
         if device is None:
             _error(f'Device "{name}" was not found on robot "{self.name}"')
         return device
@@ -609,6 +615,10 @@ def activate(session: Session | None) -> None:
     _session = session
     Robot.created = None
     _instances.clear()
+
+
+class NotSimulatedError(NotImplementedError):
+    """``getDevice`` of a device the world has and servo_sim does not simulate."""
 
 
 def not_provided(name: str) -> str:

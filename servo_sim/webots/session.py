@@ -13,7 +13,7 @@ import csv
 import logging
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,11 +56,12 @@ class DeviceSpec:
 
 
 def device_specs(config: SimulationConfig) -> list[DeviceSpec]:
-    """The robot's devices in Webots tag order (tag = index + 1): per motor, the motor,
-    its position sensor and its brake, each if it has one."""
+    """The robot's devices in Webots tag order (tag = index + 1): per motor, the motor
+    (none for a passive joint), its position sensor and its brake, each if it has one."""
     specs = []
     for m in config.motors:
-        specs.append(DeviceSpec(m.name, MOTOR, m))
+        if not m.passive:  # a passive joint has a sensor and maybe a brake, no motor
+            specs.append(DeviceSpec(m.name, MOTOR, m))
         if m.position_sensor_device is not None:
             specs.append(DeviceSpec(m.position_sensor_device, POSITION_SENSOR, m))
         if m.brake_name is not None:
@@ -85,7 +86,8 @@ class Session:
     """The state of one controller run (see the module docstring)."""
 
     def __init__(self, config: SimulationConfig, *, robot_name: str = "robot",
-                 world_path: str = "", duration: float | None = None,
+                 world_path: str = "", unsimulated: Mapping[str, str] | None = None,
+                 duration: float | None = None,
                  real_time_factor: float | None = None, csv_path: str | Path | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config
@@ -104,6 +106,8 @@ class Session:
         self.end_ms = None if duration is None \
             else steps_to_reach(duration, self.step_ms) * self.step_ms
         self.devices = device_specs(config)
+        #: the world's devices not simulated: name -> Webots type, where (getDevice raises)
+        self.unsimulated = dict(unsimulated or {})
         self.battery = config.battery
         #: the battery sensor: one sampled sensor (Webots' sampling-period rules)
         self.battery_sensor = SampledSensors(np.zeros(1, dtype=np.int64))

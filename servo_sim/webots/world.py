@@ -21,9 +21,13 @@ What is read (Webots name -> servo_sim config field):
 
 Absent fields take Webots' defaults, which are servo_sim's. Joints of ``Hinge2Joint``
 and ``BallJoint`` give one motor per axis (``device``/``device2``/``device3`` with
-``jointParameters``/``jointParameters2``/``jointParameters3``). Instances of PROTOs that
-are not defined in the file cannot be expanded, and motors outside joints (a
-``Propeller``'s or ``Track``'s device) have no joint to drive: one warning lists both.
+``jointParameters``/``jointParameters2``/``jointParameters3``). A joint with a
+``PositionSensor`` or ``Brake`` and no motor is a passive joint (``passive: true``).
+PROTOs declared by ``EXTERNPROTO`` are read from where the URL points (:mod:`.protos`),
+the instance's fields over the defaults; one not found inside a robot is an error, one
+outside it is left out with a warning, as are motors outside joints (a ``Propeller``'s or
+``Track``'s device: no joint to drive). The robot's other devices are listed
+(:attr:`World.unsimulated`).
 A bad value raises :class:`ConfigError` naming the file, the node (type, name, line)
 and the field.
 """
@@ -38,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.config import ConfigError, SimulationConfig, parse_config, parse_field
+from .protos import locate
 
 log = logging.getLogger("servo_sim")
 
@@ -58,7 +63,7 @@ BASE_NODES = frozenset("""
     PositionSensor Propeller Radar Radio RangeFinder Receiver Recognition Robot
     RotationalMotor Shape Skin SliderJoint Slot Solid SolidReference Speaker Sphere
     SpotLight TextureCoordinate TextureTransform TouchSensor Track TrackWheel Transform
-    VacuumGripper Viewpoint WorldInfo Zoom
+    VacuumCup VacuumGripper Viewpoint WorldInfo Zoom
 """.split())
 
 _JOINTS = frozenset({"HingeJoint", "SliderJoint", "Hinge2Joint", "BallJoint"})
@@ -70,6 +75,20 @@ _NO_DEVICES = frozenset({"appearance", "geometry", "boundingObject", "physics",
 _MOTORS = {"RotationalMotor": "rotational", "LinearMotor": "linear"}
 _DEFAULT_NAMES = {"RotationalMotor": "rotational motor", "LinearMotor": "linear motor",
                   "PositionSensor": "position sensor", "Brake": "brake", "Robot": "robot"}
+#: Webots' devices -> their default names. servo_sim simulates a joint's motor, position
+#: sensor and brake; these, and those three outside a joint, are found and not simulated.
+_DEVICES = {
+    "Accelerometer": "accelerometer", "Altimeter": "altimeter", "Camera": "camera",
+    "Compass": "compass", "Connector": "connector", "Display": "display",
+    "DistanceSensor": "distance sensor", "Emitter": "emitter", "GPS": "gps", "Gyro": "gyro",
+    "InertialUnit": "inertial unit", "LED": "led", "Lidar": "lidar",
+    "LightSensor": "light sensor", "Microphone": "microphone", "Pen": "pen",
+    "Radar": "radar", "Radio": "radio", "RangeFinder": "range-finder",
+    "Receiver": "receiver", "Skin": "skin", "Speaker": "speaker",
+    "TouchSensor": "touch sensor", "VacuumCup": "vacuum cup",
+    "VacuumGripper": "vacuum gripper", **{k: v for k, v in _DEFAULT_NAMES.items()
+                                           if k != "Robot"},
+}
 
 #: Webots field -> config field, and how many numbers it takes (0: a string).
 _MOTOR_FIELDS: dict[str, tuple[str, int]] = {
@@ -108,10 +127,13 @@ class Node:
     fields: dict[str, Any]
     line: int
     use: bool = False  #: a ``USE`` of a DEF'd node (a copy: not walked again)
+    #: the file that wrote it: its PROTO declarations are the ones its type is looked up in
+    scope: _Parser | None = field(default=None, repr=False, compare=False)
 
     def label(self, name: str | None = None) -> str:
         named = f" {name!r}" if name else ""
-        return f"{self.type}{named} (line {self.line})"
+        origin = self.scope.origin if self.scope is not None else ""
+        return f"{self.type}{named} ({origin + ', ' if origin else ''}line {self.line})"
 
 
 @dataclass(frozen=True)
@@ -135,6 +157,7 @@ class Proto:
     name: str
     defaults: dict[str, Any]
     body: list[Any]
+    scope: _Parser | None = field(default=None, repr=False)  #: the file defining it
 
 
 _TOKEN = re.compile(r"""
@@ -150,8 +173,9 @@ _INTERFACE_KEYWORDS = {"field", "vrmlField", "hiddenField", "deprecatedField",
 
 
 class _Parser:
-    def __init__(self, text: str, source: str) -> None:
+    def __init__(self, text: str, source: str, origin: str = "") -> None:
         self.source = source
+        self.origin = origin  #: "" for the file given, else the PROTO file's name
         self.tokens: list[tuple[str, str, int]] = []  # (kind, text, line)
         line = 1
         pos = 0
@@ -167,7 +191,8 @@ class _Parser:
         self.i = 0
         self.defs: dict[str, Node] = {}
         self.protos: dict[str, Proto] = {}
-        self.externs: set[str] = set()
+        #: PROTO name -> (URL, line) of the file's EXTERNPROTO declarations
+        self.externs: dict[str, tuple[str, int]] = {}
 
     def error(self, reason: str, line: int | None = None) -> ConfigError:
         at = f" (line {line})" if line is not None else ""
@@ -204,8 +229,9 @@ class _Parser:
                 self.take()
                 if text == "IMPORTABLE":
                     self.take("EXTERNPROTO")
-                url = self.take()[1].strip('"')
-                self.externs.add(Path(url.split("/")[-1]).stem)
+                _, url, line = self.take(what="a URL")
+                url = _unquote(url) if url.startswith('"') else url
+                self.externs[Path(url.split("/")[-1]).stem] = (url, line)
             elif text == "PROTO":
                 self.parse_proto()
             else:
@@ -231,7 +257,7 @@ class _Parser:
             defaults[field_name] = self.parse_value()
         self.take("]")
         self.take("{")
-        self.protos[name] = Proto(name, defaults, self.items("}", self.parse_value_node))
+        self.protos[name] = Proto(name, defaults, self.items("}", self.parse_value_node), self)
 
     def items(self, closing: str, parse: Callable[[], Any]) -> list[Any]:
         """``parse()`` up to ``closing`` (consumed); template statements are skipped."""
@@ -272,7 +298,7 @@ class _Parser:
             kind, text, field_line = token
             if text == "}":
                 self.i += 1
-                return Node(type_name, fields, line)
+                return Node(type_name, fields, line, scope=self)
             self.i += 1
             if kind == "template":
                 continue
@@ -309,7 +335,7 @@ class _Parser:
             if name not in self.defs:
                 raise self.error(f"USE {name}: no DEF {name} before it", line)
             original = self.defs[name]
-            return Node(original.type, original.fields, line, use=True)
+            return Node(original.type, original.fields, line, use=True, scope=original.scope)
         if _NUMBER.match(text):
             numbers = [float(text)]
             while (token := self.peek()) is not None and token[0] == "word" \
@@ -335,16 +361,37 @@ class World:
     config: SimulationConfig
     robot_name: str = "robot"
     path: str = ""
-    #: instances of PROTOs not defined in the file (type (line)), not expanded
+    #: instances outside the robot whose PROTO was not found, and why: left out
     unexpanded: list[str] = field(default_factory=list)
     #: motors outside joints (in a Propeller's or Track's device list...), not imported
     outside: list[str] = field(default_factory=list)
+    #: the robot's devices servo_sim does not simulate: name -> Webots type, where
+    unsimulated: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Unresolved:
+    """A PROTO instance whose PROTO cannot be found, and why."""
+
+    label: str  #: the first instance
+    declared: str  #: its EXTERNPROTO line ("" if none)
+    why: str  #: where it was looked for, and what to do
+    in_robot: bool  #: inside a Robot: it may hold the robot's devices
+
+    @property
+    def text(self) -> str:
+        return f"{self.label}: {self.declared + ': ' if self.declared else ''}{self.why}"
 
 
 class _Importer:
-    def __init__(self, parser: _Parser, source: str) -> None:
+    def __init__(self, parser: _Parser, source: str,
+                 webots_home: str | Path | None = None) -> None:
         self.parser = parser
         self.source = source
+        self.webots_home = webots_home
+        self.files: dict[Path, _Parser | str] = {}  # PROTO files read (or why not)
+        self.unresolved: dict[str, _Unresolved] = {}  # by PROTO name, the first instance
+        self.in_robot = 0  # depth of Robot nodes around the node being visited
         self.motors: list[dict[str, Any]] = []
         self.basic_time_step: int | None = None
         #: (name, battery, motors before it, its node)
@@ -352,8 +399,9 @@ class _Importer:
         #: per motor (as self.motors): config field -> (node label, Webots field, value
         #: in the file or _ABSENT), to say the config checks' errors in Webots' terms
         self.origins: list[dict[str, tuple[str, str, Any]]] = []
-        self.unexpanded: list[str] = []
-        self.outside: list[str] = []  # motors not in a joint: name (holder, line)
+        self.outside: list[str] = []
+        #: devices of the robot not simulated: name -> Webots type and where
+        self.unsimulated: dict[str, str] = {}  # motors not in a joint: name (holder, line)
 
     def error(self, node: Node, name: str | None, field_name: str, value: Any,
               reason: str) -> ConfigError:
@@ -370,6 +418,81 @@ class _Importer:
     def field(self, node: Node, key: str, env: dict[str, Any], default: Any = None) -> Any:
         return self.resolve(node.fields.get(key, default), env)
 
+    def bind(self, value: Any, env: dict[str, Any]) -> Any:
+        """``value`` with every ``IS`` in it (nested nodes too) replaced by ``env``'s
+        value: a PROTO instance's field, fixed where the instance is written."""
+        value = self.resolve(value, env)
+        if isinstance(value, list):
+            return [self.bind(v, env) for v in value]
+        if isinstance(value, Node) and env:
+            return Node(value.type, {k: self.bind(v, env) for k, v in value.fields.items()},
+                        value.line, value.use, value.scope)
+        return value
+
+    # ---------------------------------------------------------------- PROTOs
+
+    def proto(self, node: Node) -> Proto | None:
+        """The PROTO ``node`` is an instance of (None: a base node, or not found, which
+        is recorded): defined in the file that wrote it, or declared there by an
+        EXTERNPROTO and read from where that points."""
+        scope = node.scope or self.parser
+        if node.type in scope.protos:
+            return scope.protos[node.type]
+        if node.type in BASE_NODES:
+            return None
+        declared = scope.externs.get(node.type)
+        where = ""
+        if declared is None:
+            why = ("neither a Webots node nor a PROTO declared by an EXTERNPROTO or "
+                   f"defined in {scope.origin or scope.source}")
+        else:
+            url, line = declared
+            found = self.proto_file(url, Path(scope.source))
+            if isinstance(found, _Parser) and node.type in found.protos:
+                return found.protos[node.type]
+            where = f'EXTERNPROTO "{url}" ({scope.origin + ", " if scope.origin else ""}' \
+                    f"line {line})"
+            why = found if isinstance(found, str) else \
+                f"{found.source} defines no PROTO {node.type}"
+        if node.type not in self.unresolved:
+            self.unresolved[node.type] = _Unresolved(node.label(), where, why,
+                                                     self.in_robot > 0)
+        return None
+
+    def proto_file(self, url: str, declared_in: Path) -> _Parser | str:
+        """The PROTO file ``url`` names, read (once), or why it cannot be."""
+        found = locate(url, declared_in, self.webots_home)
+        if isinstance(found, str):
+            return found
+        key = found.resolve()
+        if key not in self.files:
+            try:
+                text = found.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                self.files[key] = f"{found}: cannot read: " \
+                    f"{getattr(exc, 'strerror', None) or exc}"
+            else:
+                parser = _Parser(text, str(found), found.name)
+                self.files[key] = parser  # before parsing: a file naming itself is found
+                nodes = parser.parse_file()
+                if nodes:
+                    raise ConfigError(f"{found}: a PROTO file holds PROTO definitions, "
+                                      f"found {nodes[0].label()}")
+        return self.files[key]
+
+    def base(self, node: Node, env: dict[str, Any]) -> tuple[Node, dict[str, Any]] | None:
+        """``node`` with PROTO instances expanded to their base node (and that node's
+        field values); None when a PROTO cannot be found or has no node."""
+        while (proto := self.proto(node)) is not None:
+            env = {**proto.defaults, **{k: self.bind(v, env) for k, v in node.fields.items()}}
+            body = [item for item in proto.body if isinstance(item, Node)]
+            if not body:
+                return None
+            node = body[0]
+        if node.type not in BASE_NODES:
+            return None
+        return node, env
+
     # ---------------------------------------------------------------- walk
 
     def walk(self, value: Any, env: dict[str, Any], holder: Node | None = None) -> None:
@@ -382,20 +505,24 @@ class _Importer:
             self.visit(value, env, holder)
 
     def visit(self, node: Node, env: dict[str, Any], holder: Node | None = None) -> None:
-        proto = self.parser.protos.get(node.type)
-        if proto is not None:  # expand: the instance's values, else the defaults
-            inner = {**proto.defaults,
-                     **{k: self.resolve(v, env) for k, v in node.fields.items()}}
-            for item in proto.body:
-                self.walk(item, inner, node)
+        expanded = self.base(node, env)  # a PROTO instance: the instance's values, else
+        if expanded is None:             # the PROTO's defaults
             return
-        if node.type not in BASE_NODES:
-            self.unexpanded.append(f"{node.type} (line {node.line})")
+        if expanded[0] is not node:
+            holder = holder or node
+        node, env = expanded
         if node.type in _MOTORS:  # a joint's motors are read by joint(), not visited
             where = holder or node
             name = self.field(node, "name", env, _DEFAULT_NAMES[node.type])
             self.outside.append(f"{_show(name)} ({where.type if holder else 'top level'}, "
                                 f"line {where.line})")
+        if node.type in _DEVICES and self.in_robot:  # a joint's are read by joint()
+            name = self.field(node, "name", env, _DEVICES[node.type])
+            if isinstance(name, str):
+                outside = f" outside a joint ({holder.type})" \
+                    if node.type in _DEFAULT_NAMES and holder is not None else ""
+                self.unsimulated.setdefault(name, f"{node.type}{outside}, "
+                                                  f"{node.label()[len(node.type) + 2:-1]}")
         if node.type == "WorldInfo":
             self.world_info(node, env)
         elif node.type == "Robot":
@@ -404,12 +531,14 @@ class _Importer:
                                 len(self.motors), node))
         elif node.type in _JOINTS:
             self.joint(node, env)
+        self.in_robot += node.type == "Robot"
         for key, value in node.fields.items():
             if node.type in _JOINTS and re.fullmatch(r"device\d?", key):
                 continue  # read by joint()
             if key in _NO_DEVICES or key.endswith("Appearance"):
                 continue
             self.walk(value, env, node)
+        self.in_robot -= node.type == "Robot"
 
     def world_info(self, node: Node, env: dict[str, Any]) -> None:
         value = self.field(node, "basicTimeStep", env, float(WEBOTS_BASIC_TIME_STEP))
@@ -423,22 +552,26 @@ class _Importer:
 
     def joint(self, node: Node, env: dict[str, Any]) -> None:
         for suffix in ("", "2", "3"):
-            devices = self.field(node, "device" + suffix, env, [])
-            if devices is None or isinstance(devices, Node):
-                devices = [] if devices is None else [devices]
-            elif not isinstance(devices, list):
-                raise self.error(node, None, "device" + suffix, devices,
+            listed = self.field(node, "device" + suffix, env, [])
+            if listed is None or isinstance(listed, Node):
+                listed = [] if listed is None else [listed]
+            elif not isinstance(listed, list):
+                raise self.error(node, None, "device" + suffix, listed,
                                  "must be a list of device nodes")
-            devices = [self.resolve(d, env) for d in devices]
-            motors = [d for d in devices if isinstance(d, Node) and d.type in _MOTORS]
-            if not motors:
-                for d in devices:  # a brake or sensor alone: nothing to drive
-                    self.walk(d, env)
-                continue
+            devices = [expanded for item in listed
+                       if isinstance(d := self.resolve(item, env), Node)
+                       and (expanded := self.base(d, env)) is not None]
+            motors = [d for d in devices if d[0].type in _MOTORS]
             if len(motors) > 1:
                 raise ConfigError(f"{self.source}: {node.label()}: field 'device{suffix}' "
                                   "holds more than one motor")
-            motor = self.motor(motors[0], env)
+            others = [d for d in devices if d[0].type in ("PositionSensor", "Brake")]
+            if motors:
+                motor = self.motor(*motors[0])
+            elif others:  # a sensor or brake and no motor: a passive joint
+                motor = self.passive(node, *others[0])
+            else:
+                continue
             motor["position_sensor_name"] = ""  # none, unless the device list has one
             params = self.field(node, "jointParameters" + suffix, env)
             if isinstance(params, Node):
@@ -446,20 +579,25 @@ class _Importer:
             self.note(params if isinstance(params, Node) else None, env, _JOINT_FIELDS,
                       label=params.label() if isinstance(params, Node) else
                       f"{node.label()}: jointParameters{suffix}")
-            for d in devices:
-                if not isinstance(d, Node):
-                    continue
+            for d, d_env in devices:
                 if d.type == "PositionSensor":
-                    motor["position_sensor_name"] = self.name(d, env)
-                    self.copy(d, env, _SENSOR_FIELDS, motor)
-                    self.note(d, env, {"name": ("position_sensor_name", 0),
-                                       **_SENSOR_FIELDS})
+                    motor["position_sensor_name"] = self.name(d, d_env)
+                    self.copy(d, d_env, _SENSOR_FIELDS, motor)
+                    self.note(d, d_env, {"name": ("position_sensor_name", 0),
+                                         **_SENSOR_FIELDS})
                 elif d.type == "Brake":
-                    motor["brake_name"] = self.name(d, env)
-                    self.note(d, env, {"name": ("brake_name", 0)})
-                elif d.type not in BASE_NODES and d.type not in self.parser.protos:
-                    self.unexpanded.append(f"{d.type} (line {d.line})")
+                    motor["brake_name"] = self.name(d, d_env)
+                    self.note(d, d_env, {"name": ("brake_name", 0)})
             self.motors.append(motor)
+
+    def passive(self, joint: Node, device: Node, env: dict[str, Any]) -> dict[str, Any]:
+        """A joint without a motor: named by its sensor (else its brake), moved only by
+        its load, spring, damping and stops."""
+        name = self.name(device, env)
+        self.origins.append({})
+        self.note(device, env, {"name": ("name", 0)}, name)
+        return {"name": name, "passive": True,
+                "type": "linear" if joint.type == "SliderJoint" else "rotational"}
 
     def name(self, node: Node, env: dict[str, Any]) -> str:
         value = self.field(node, "name", env, _DEFAULT_NAMES[node.type])
@@ -526,6 +664,11 @@ class _Importer:
             for proto in self.parser.protos.values():
                 for item in proto.body:
                     self.walk(item, dict(proto.defaults))
+        blocking = [u.text for u in self.unresolved.values() if u.in_robot or not self.motors]
+        if blocking:
+            raise ConfigError(f"{self.source}: cannot find PROTO " + "; ".join(blocking)
+                              + (" (a robot's PROTOs may hold its devices and joints: "
+                                 "servo_sim does not leave them out)" if self.motors else ""))
         left_out = self.left_out()
         if not self.motors:
             raise ConfigError(f"{self.source}: no RotationalMotor or LinearMotor in a joint's "
@@ -552,17 +695,19 @@ class _Importer:
             config = parse_config(raw, self.source)
         except ConfigError as exc:
             raise self.in_webots_terms(exc, top) from None
-        return World(config, robot_name, str(path), list(dict.fromkeys(self.unexpanded)),
-                     self.outside)
+        return World(config, robot_name, str(path),
+                     [u.text for u in self.unresolved.values()], self.outside,
+                     self.unsimulated)
 
     def left_out(self) -> str:
-        """What the import leaves out, said once: PROTO instances it cannot expand and
-        motors outside joints ("" when nothing)."""
+        """What the import leaves out, said once: PROTO instances outside the robot
+        whose PROTO cannot be found, and motors outside joints ("" when nothing)."""
         parts = []
-        if self.unexpanded:
-            parts.append("PROTO instances not defined in the file cannot be expanded; "
-                         "motors inside them are not imported: "
-                         + ", ".join(dict.fromkeys(self.unexpanded)))
+        if self.unresolved:
+            found = self.unresolved.values()
+            parts.append("PROTOs not found, outside the robot, left out: "
+                         + ", ".join(u.label for u in found) + ": "
+                         + "; ".join(dict.fromkeys(u.why for u in found)))
         if self.outside:
             parts.append("motors outside joints are not imported: " + ", ".join(self.outside))
         return "; ".join(parts)
@@ -616,8 +761,9 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
-def load_world(path: str | Path) -> World:
-    """Read a ``.wbt`` or ``.proto`` file into a :class:`World` (ConfigError if bad)."""
+def load_world(path: str | Path, webots_home: str | Path | None = None) -> World:
+    """Read a ``.wbt`` or ``.proto`` file into a :class:`World` (ConfigError if bad);
+    ``webots_home`` is where ``webots://`` PROTOs are (see :mod:`.protos`)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -627,7 +773,7 @@ def load_world(path: str | Path) -> World:
     parser = _Parser(text, str(path))
     try:
         nodes = parser.parse_file()
-        return _Importer(parser, str(path)).world(path, nodes)
+        return _Importer(parser, str(path), webots_home).world(path, nodes)
     except RecursionError:
         raise ConfigError(f"{path}: nodes nested too deeply to read") from None
 

@@ -1,0 +1,59 @@
+"""Where a Webots file's ``EXTERNPROTO`` declarations are: local files and Webots' own
+library, never the network.
+
+* A relative path is relative to the file that declares it (a world, or a PROTO file
+  declaring the PROTOs it uses); an absolute path is itself.
+* ``webots://projects/...`` is ``<Webots home>/projects/...``, and so is the raw URL of
+  the cyberbotics/webots repository at any tag
+  (``https://raw.githubusercontent.com/cyberbotics/webots/R2023b/projects/...``): the
+  local installation stands for the tag. The home is ``--webots-home``, else
+  ``WEBOTS_HOME``, else the first of Webots' usual install places that exists.
+* Any other URL is not fetched: servo_sim never uses the network.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+WEBOTS_SCHEME = "webots://"
+_RAW = re.compile(r"https?://raw\.githubusercontent\.com/cyberbotics/webots/[^/]+/(.+)$")
+#: Where Webots installs itself: Linux (tarball, .deb), snap, macOS, Windows.
+DEFAULT_HOMES = ("/usr/local/webots", "/snap/webots/current/usr/share/webots",
+                 "/Applications/Webots.app/Contents", "C:/Program Files/Webots")
+
+
+def webots_homes(webots_home: str | Path | None = None) -> tuple[list[Path], str]:
+    """The Webots installations to look in, and how they were chosen (for messages)."""
+    if webots_home is not None:
+        return [Path(webots_home)], "--webots-home"
+    env = os.environ.get("WEBOTS_HOME")
+    if env:
+        return [Path(env)], "WEBOTS_HOME"
+    found = [Path(h) for h in DEFAULT_HOMES if Path(h).is_dir()]
+    return found, "no --webots-home or WEBOTS_HOME; Webots' usual places"
+
+
+def locate(url: str, declared_in: Path, webots_home: str | Path | None = None
+           ) -> Path | str:
+    """The PROTO file ``url`` (declared in ``declared_in``) names, or why there is none:
+    where it looked, and what to do."""
+    raw = _RAW.match(url)
+    library = url[len(WEBOTS_SCHEME):] if url.startswith(WEBOTS_SCHEME) \
+        else raw.group(1) if raw else None
+    if library is not None:
+        homes, how = webots_homes(webots_home)
+        for home in homes:
+            if (home / library).is_file():
+                return home / library
+        if not homes:
+            return ("no Webots installation found: give --webots-home DIR or set "
+                    f"WEBOTS_HOME (looked in {', '.join(DEFAULT_HOMES)})")
+        return (f"looked in {', '.join(str(h / library) for h in homes)} ({how}): no such "
+                "file; give --webots-home DIR or set WEBOTS_HOME to a Webots installation")
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", url):
+        return ("not a Webots library URL, and servo_sim never downloads: save the file "
+                "and declare it by its path")
+    path = Path(url) if Path(url).is_absolute() else declared_in.parent / url
+    return path if path.is_file() else f"looked in {path}: no such file"

@@ -1,0 +1,303 @@
+"""Webots worlds as people have them (issue 20): robot PROTOs from other files, passive
+joints, the devices servo_sim does not simulate. Small worlds written for each."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from servo_sim.model import Simulation
+from servo_sim.model.config import ConfigError
+from servo_sim.model.motor import CommandRefusedError
+from servo_sim.webots.world import load_world
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: A robot PROTO in the project's protos/ folder, using a PROTO of its own by a path
+#: relative to itself (nested), with fields an instance overrides.
+ARM_PROTO = """\
+#VRML_SIM R2023b utf8
+EXTERNPROTO "parts/Finger.proto"
+PROTO MyArm [
+  field SFString name   "my arm"
+  field SFFloat  speed  1.5
+  field SFFloat  torque 4
+  field MFNode   tool   [ ]
+]
+{
+  Robot {
+    name IS name
+    children [
+      HingeJoint {
+        device [
+          RotationalMotor {
+            name "shoulder"
+            maxVelocity IS speed
+            maxTorque IS torque
+          }
+        ]
+        endPoint Solid {
+          children IS tool
+        }
+      }
+      Finger {
+      }
+    ]
+  }
+}
+"""
+FINGER_PROTO = """\
+#VRML_SIM R2023b utf8
+PROTO Finger [
+  field SFString name "finger"
+]
+{
+  SliderJoint {
+    device [
+      LinearMotor {
+        name IS name
+        maxVelocity 0.1
+      }
+    ]
+  }
+}
+"""
+#: The world: the robot is an instance of the PROTO above; its tool slot gets a node
+#: written in the world (a PROTO the world itself declares).
+WORLD = """\
+#VRML_SIM R2023b utf8
+EXTERNPROTO "../protos/MyArm.proto"
+EXTERNPROTO "../protos/Wrist.proto"
+MyArm {
+  name "arm 1"
+  speed 3
+  tool [
+    Wrist {
+    }
+  ]
+}
+"""
+WRIST_PROTO = """\
+PROTO Wrist [
+]
+{
+  HingeJoint {
+    device [
+      RotationalMotor {
+        name "wrist"
+      }
+    ]
+  }
+}
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A Webots project: worlds/arm.wbt, protos/MyArm.proto, protos/parts/Finger.proto."""
+    write(tmp_path / "protos" / "MyArm.proto", ARM_PROTO)
+    write(tmp_path / "protos" / "parts" / "Finger.proto", FINGER_PROTO)
+    write(tmp_path / "protos" / "Wrist.proto", WRIST_PROTO)
+    return write(tmp_path / "worlds" / "arm.wbt", WORLD)
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Reading a world never opens a socket."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("servo_sim opened a socket")
+    monkeypatch.setattr(socket, "socket", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.delenv("WEBOTS_HOME", raising=False)
+
+
+def test_a_robot_proto_from_a_relative_path_with_the_instance_fields(project):
+    world = load_world(project)
+    assert world.robot_name == "arm 1"  # the instance's name, not the PROTO's default
+    shoulder, wrist, finger = world.config.motors
+    assert (shoulder.name, shoulder.max_velocity, shoulder.max_force) == ("shoulder", 3.0, 4.0)
+    assert wrist.name == "wrist"  # the world's node in the PROTO's slot, the world's PROTO
+    assert (finger.name, finger.type, finger.max_velocity) == ("finger", "linear", 0.1)
+    assert world.unexpanded == []
+
+
+def webots_library(home: Path, proto: str = "MyArm") -> None:
+    """Put MyArm (and its Finger) where Webots' library has its robots."""
+    library = home / "projects" / "robots" / "acme" / "protos"
+    write(library / f"{proto}.proto", ARM_PROTO)
+    write(library / "parts" / "Finger.proto", FINGER_PROTO)
+
+
+LIBRARY_WORLD = """\
+EXTERNPROTO "{url}"
+MyArm {{
+  torque 2.5
+}}
+"""
+URLS = ["webots://projects/robots/acme/protos/MyArm.proto",
+        "https://raw.githubusercontent.com/cyberbotics/webots/R2023b/projects/robots/acme/"
+        "protos/MyArm.proto"]
+
+
+@pytest.mark.parametrize("url", URLS, ids=["webots", "raw-github"])
+def test_a_library_proto_from_the_webots_home_given(tmp_path, url):
+    home = tmp_path / "webots"
+    webots_library(home)
+    world = load_world(write(tmp_path / "w.wbt", LIBRARY_WORLD.format(url=url)), home)
+    shoulder = world.config.motors[0]
+    assert (shoulder.max_velocity, shoulder.max_force) == (1.5, 2.5)  # default, instance
+
+
+def test_webots_home_from_the_environment_and_the_cli(tmp_path, monkeypatch):
+    home = tmp_path / "webots"
+    webots_library(home)
+    path = write(tmp_path / "w.wbt", LIBRARY_WORLD.format(url=URLS[0]))
+    monkeypatch.setenv("WEBOTS_HOME", str(home))
+    assert load_world(path).config.motors[0].max_force == 2.5
+    monkeypatch.delenv("WEBOTS_HOME")
+    r = subprocess.run([sys.executable, "-m", "servo_sim.cli", "check", str(path),
+                        "--webots-home", str(home)], capture_output=True, text=True,
+                       timeout=120, env={"PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1] == ("  shoulder: rotational, max velocity 1.5, max "
+                                        "force 2.5, PID (10.0, 0.0, 0.0), no position sensor")
+
+
+def test_a_robot_proto_not_found_is_one_error_naming_it_the_url_and_where(tmp_path):
+    home = tmp_path / "webots"
+    home.mkdir()
+    path = write(tmp_path / "w.wbt", LIBRARY_WORLD.format(url=URLS[0]))
+    with pytest.raises(ConfigError) as e:
+        load_world(path, home)
+    assert str(e.value) == (
+        f"{path}: cannot find PROTO MyArm (line 2): EXTERNPROTO \"{URLS[0]}\" (line 1): "
+        f"looked in {home}/projects/robots/acme/protos/MyArm.proto (--webots-home): no "
+        "such file; give --webots-home DIR or set WEBOTS_HOME to a Webots installation")
+
+
+@pytest.mark.parametrize("url, why", [
+    ("https://example.com/MyArm.proto", "not a Webots library URL, and servo_sim never "
+     "downloads: save the file and declare it by its path"),
+    ("protos/MyArm.proto", "looked in {dir}/protos/MyArm.proto: no such file"),
+])
+def test_other_urls_and_missing_files_are_one_error(tmp_path, url, why):
+    path = write(tmp_path / "w.wbt", LIBRARY_WORLD.format(url=url))
+    with pytest.raises(ConfigError) as e:
+        load_world(path)
+    assert str(e.value) == (f"{path}: cannot find PROTO MyArm (line 2): EXTERNPROTO "
+                            f"\"{url}\" (line 1): " + why.format(dir=tmp_path))
+
+
+def test_a_proto_inside_the_robot_not_found_stops_the_load(tmp_path):
+    """Inside the robot a PROTO may hold the controller's devices: not left out."""
+    text = ("EXTERNPROTO \"webots://projects/devices/x/protos/Sensor.proto\"\n"
+            "Robot {\n  children [\n    HingeJoint {\n      device [\n"
+            "        RotationalMotor {\n        }\n      ]\n    }\n    Sensor {\n    }\n"
+            "  ]\n}\n")
+    home = tmp_path / "webots"
+    home.mkdir()
+    with pytest.raises(ConfigError, match=r"cannot find PROTO Sensor \(line 10\): .*"
+                                          r"servo_sim does not leave them out\)$"):
+        load_world(write(tmp_path / "w.wbt", text), home)
+
+
+PASSIVE = """\
+Robot {
+  children [
+    HingeJoint {
+      device [
+        RotationalMotor {
+          name "m"
+        }
+      ]
+    }
+    HingeJoint {
+      jointParameters HingeJointParameters {
+        position 0.5
+        springConstant 2
+        dampingConstant 0.1
+      }
+      device [
+        PositionSensor {
+          name "s"
+        }
+      ]
+    }
+  ]
+}
+"""
+
+
+def test_a_joint_with_a_sensor_and_no_motor_is_a_passive_joint(tmp_path):
+    """The issue's minimal world: 's' is simulated, moved only by its spring and damper:
+    the SPEC §2.2 step of a joint with no motor force (semi-implicit Euler, implicit
+    spring and damper), computed here in scalars."""
+    world = load_world(write(tmp_path / "p.wbt", PASSIVE))
+    m, s = world.config.motors
+    assert (s.name, s.passive, s.position_sensor_name, m.passive) == ("s", True, "s", False)
+    sim = Simulation(world.config)
+    joint = sim.motor("s")
+    with pytest.raises(CommandRefusedError, match=r"^motor 's': set_position refused: a "
+                                                  r"passive joint \(no motor\)$"):
+        joint.set_position(1.0)
+    dt, inertia, k, b = 0.032, 0.01, 2.0, 0.1
+    x, v = 0.5, 0.0
+    for _ in range(50):
+        v = (inertia / dt * v - k * x) / (inertia / dt + k * dt + b)
+        x += v * dt
+        sim.step()
+        assert joint.position == pytest.approx(x, rel=1e-12, abs=1e-15)
+
+
+def test_a_controller_reads_the_passive_joint_and_is_told_of_unsimulated_devices(tmp_path):
+    world = PASSIVE.replace("  ]\n}\n", "    DistanceSensor {\n      name \"ds0\"\n    }\n"
+                                         "    LED {\n    }\n  ]\n}\n")
+    write(tmp_path / "p.wbt", world)
+    write(tmp_path / "c.py", """\
+from controller import Robot
+robot = Robot()
+sensor = robot.getDevice("s")
+sensor.enable(32)
+print("motor of s:", sensor.getMotor(), robot.getDevice("m").getPositionSensor())
+robot.step(32)
+robot.step(32)
+print(f"s = {sensor.getValue():.6f}")
+print(robot.getDevice("d0"))  # a typo: Webots' message, None
+robot.getDevice("ds0").enable(32)
+""")
+    r = subprocess.run([sys.executable, "-m", "servo_sim.cli", "controller", "c.py", "p.wbt",
+                        "--duration", "1"], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
+    dt, inertia, k, b = 0.032, 0.01, 2.0, 0.1
+    x, v = 0.5, 0.0
+    for _ in range(2):
+        v = (inertia / dt * v - k * x) / (inertia / dt + k * dt + b)
+        x += v * dt
+    assert r.stdout.splitlines() == ["motor of s: None None", f"s = {x:.6f}", "None"]
+    assert 'Device "d0" was not found on robot "robot"' in r.stderr
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines()[-1] == (
+        "servo_sim.webots.api.NotSimulatedError: servo-sim controller: device \"ds0\" "
+        "(DistanceSensor, line 22) is in the world but not simulated: servo_sim simulates "
+        "the motors of joints, their position sensors and brakes, and passive joints' "
+        "sensors and brakes")
+    check = subprocess.run([sys.executable, "-m", "servo_sim.cli", "check", "p.wbt"],
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert check.stdout.splitlines() == [
+        "p.wbt: OK, robot 'robot', 1 motor(s), 1 passive joint(s), dynamic physics, "
+        "dt = 32 ms",
+        "  m: rotational, max velocity 10, max force 10, PID (10.0, 0.0, 0.0), no "
+        "position sensor",
+        "  s: rotational, passive joint (no motor), position sensor 's'",
+        "  not simulated (getDevice raises): 'ds0' (DistanceSensor, line 22), 'led' "
+        "(LED, line 25)"]
