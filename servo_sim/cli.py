@@ -281,8 +281,10 @@ def cmd_controller(args: argparse.Namespace) -> int:
     return run_controller(script, session, args.controller_args)
 
 
-def _config_argument(parser: argparse.ArgumentParser, help: str) -> None:
-    parser.add_argument("config", nargs="?", help=help)
+def _config_argument(parser: argparse.ArgumentParser) -> None:
+    """CONFIG and --webots-home, as every command that reads a config takes them."""
+    parser.add_argument("config", nargs="?",
+                        help="config file, YAML, .wbt or .proto (default: the packaged one)")
     parser.add_argument("--webots-home", metavar="DIR",
                         help="the Webots installation a world's webots:// PROTOs are read "
                              "from (default: $WEBOTS_HOME, else Webots' usual places); "
@@ -294,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="cmd", required=True)
 
     run = sub.add_parser("run", help="run a config and print a live table")
-    _config_argument(run, "config file, YAML, .wbt or .proto (default: the packaged one)")
+    _config_argument(run)
     run.add_argument("--duration", type=float, default=2.0, help="simulated seconds (2)")
     run.add_argument("--command", action="append", default=[], metavar="M.KEY=V[@T]",
                      help="e.g. arm.position=1.0, arm.velocity=2@0.5, arm.control_pid=20,0,1 "
@@ -307,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     step = sub.add_parser("step-response", help="step one motor and report its figures")
-    _config_argument(step, "config file, YAML, .wbt or .proto (default: the packaged one)")
+    _config_argument(step)
     step.add_argument("--motor", required=True)
     step.add_argument("--target", type=float, required=True, help="target position")
     step.add_argument("--duration", type=float, default=2.0, help="simulated seconds (2)")
@@ -317,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     step.set_defaults(func=cmd_step_response)
 
     check = sub.add_parser("check", help="validate a config")
-    _config_argument(check, "config file, YAML, .wbt or .proto (default: the packaged one)")
+    _config_argument(check)
     check.set_defaults(func=cmd_check)
 
     ctl = sub.add_parser("controller", help="run a Webots Python controller script",
@@ -325,7 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "import Robot, ...) unchanged against the config's motors. "
                          "Arguments after '--' go to the script's sys.argv.")
     ctl.add_argument("script", help="the controller, e.g. my_controller.py")
-    _config_argument(ctl, "config file, YAML, .wbt or .proto (default: the packaged one)")
+    _config_argument(ctl)
     ctl.add_argument("--duration", type=float, default=None,
                      help="simulated seconds (rounded up to whole basic time steps), "
                           "then step() returns -1 (default: no end)")

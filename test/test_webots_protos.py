@@ -238,10 +238,22 @@ Robot {
 """
 
 
+def passive_reference(steps: int) -> list[float]:
+    """PASSIVE's joint 's' by the SPEC §2.2 step of a joint with no motor force
+    (semi-implicit Euler, implicit spring 2 and damper 0.1, inertia 0.01, Webots' 32 ms
+    step, from 0.5 at rest), in scalars: its position after each step."""
+    dt, inertia, k, b = 0.032, 0.01, 2.0, 0.1
+    x, v, positions = 0.5, 0.0, []
+    for _ in range(steps):
+        v = (inertia / dt * v - k * x) / (inertia / dt + k * dt + b)
+        x += v * dt
+        positions.append(x)
+    return positions
+
+
 def test_a_joint_with_a_sensor_and_no_motor_is_a_passive_joint(tmp_path):
-    """The issue's minimal world: 's' is simulated, moved only by its spring and damper:
-    the SPEC §2.2 step of a joint with no motor force (semi-implicit Euler, implicit
-    spring and damper), computed here in scalars."""
+    """The issue's minimal world: 's' is simulated, moved only by its spring and damper
+    (the scalar reference above)."""
     world = load_world(write(tmp_path / "p.wbt", PASSIVE))
     m, s = world.config.motors
     assert (s.name, s.passive, s.position_sensor_name, m.passive) == ("s", True, "s", False)
@@ -250,11 +262,7 @@ def test_a_joint_with_a_sensor_and_no_motor_is_a_passive_joint(tmp_path):
     with pytest.raises(CommandRefusedError, match=r"^motor 's': set_position refused: a "
                                                   r"passive joint \(no motor\)$"):
         joint.set_position(1.0)
-    dt, inertia, k, b = 0.032, 0.01, 2.0, 0.1
-    x, v = 0.5, 0.0
-    for _ in range(50):
-        v = (inertia / dt * v - k * x) / (inertia / dt + k * dt + b)
-        x += v * dt
+    for x in passive_reference(50):
         sim.step()
         assert joint.position == pytest.approx(x, rel=1e-12, abs=1e-15)
 
@@ -278,11 +286,7 @@ robot.getDevice("ds0").enable(32)
     r = subprocess.run([sys.executable, "-m", "servo_sim.cli", "controller", "c.py", "p.wbt",
                         "--duration", "1"], capture_output=True, text=True, timeout=120,
                        cwd=tmp_path)
-    dt, inertia, k, b = 0.032, 0.01, 2.0, 0.1
-    x, v = 0.5, 0.0
-    for _ in range(2):
-        v = (inertia / dt * v - k * x) / (inertia / dt + k * dt + b)
-        x += v * dt
+    x = passive_reference(2)[-1]
     assert r.stdout.splitlines() == ["motor of s: None None", f"s = {x:.6f}", "None"]
     assert 'Device "d0" was not found on robot "robot"' in r.stderr
     assert r.returncode == 1

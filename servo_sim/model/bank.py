@@ -76,7 +76,7 @@ class MotorBank:
         self.mode = np.full(self.n, int(ServoMode.HALT), dtype=np.int8)
         self.enabled = np.ones(self.n, dtype=bool)
         # a passive joint (no motor) is a motor switched off for good
-        self.passive = np.array([m.passive for m in config.motors], dtype=bool)
+        self.passive = column(lambda m: m.passive, dtype=bool)
         self.enabled[self.passive] = False
         self.mode[self.passive] = int(ServoMode.DISABLED)
         self.e_stop = np.zeros(self.n, dtype=bool)

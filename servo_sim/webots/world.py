@@ -130,10 +130,15 @@ class Node:
     #: the file that wrote it: its PROTO declarations are the ones its type is looked up in
     scope: _Parser | None = field(default=None, repr=False, compare=False)
 
+    @property
+    def where(self) -> str:
+        """``line N``, or ``File.proto, line N`` for a node of another file."""
+        origin = self.scope.origin if self.scope is not None else ""
+        return f"{origin + ', ' if origin else ''}line {self.line}"
+
     def label(self, name: str | None = None) -> str:
         named = f" {name!r}" if name else ""
-        origin = self.scope.origin if self.scope is not None else ""
-        return f"{self.type}{named} ({origin + ', ' if origin else ''}line {self.line})"
+        return f"{self.type}{named} ({self.where})"
 
 
 @dataclass(frozen=True)
@@ -157,7 +162,6 @@ class Proto:
     name: str
     defaults: dict[str, Any]
     body: list[Any]
-    scope: _Parser | None = field(default=None, repr=False)  #: the file defining it
 
 
 _TOKEN = re.compile(r"""
@@ -257,7 +261,7 @@ class _Parser:
             defaults[field_name] = self.parse_value()
         self.take("]")
         self.take("{")
-        self.protos[name] = Proto(name, defaults, self.items("}", self.parse_value_node), self)
+        self.protos[name] = Proto(name, defaults, self.items("}", self.parse_value_node))
 
     def items(self, closing: str, parse: Callable[[], Any]) -> list[Any]:
         """``parse()`` up to ``closing`` (consumed); template statements are skipped."""
@@ -399,9 +403,9 @@ class _Importer:
         #: per motor (as self.motors): config field -> (node label, Webots field, value
         #: in the file or _ABSENT), to say the config checks' errors in Webots' terms
         self.origins: list[dict[str, tuple[str, str, Any]]] = []
-        self.outside: list[str] = []
+        self.outside: list[str] = []  # motors not in a joint: name (holder, line)
         #: devices of the robot not simulated: name -> Webots type and where
-        self.unsimulated: dict[str, str] = {}  # motors not in a joint: name (holder, line)
+        self.unsimulated: dict[str, str] = {}
 
     def error(self, node: Node, name: str | None, field_name: str, value: Any,
               reason: str) -> ConfigError:
@@ -424,7 +428,7 @@ class _Importer:
         value = self.resolve(value, env)
         if isinstance(value, list):
             return [self.bind(v, env) for v in value]
-        if isinstance(value, Node) and env:
+        if isinstance(value, Node) and env:  # no env (a world's top): no IS to replace
             return Node(value.type, {k: self.bind(v, env) for k, v in value.fields.items()},
                         value.line, value.use, value.scope)
         return value
@@ -469,8 +473,7 @@ class _Importer:
             try:
                 text = found.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                self.files[key] = f"{found}: cannot read: " \
-                    f"{getattr(exc, 'strerror', None) or exc}"
+                self.files[key] = _cannot_read(found, exc)
             else:
                 parser = _Parser(text, str(found), found.name)
                 self.files[key] = parser  # before parsing: a file naming itself is found
@@ -521,8 +524,7 @@ class _Importer:
             if isinstance(name, str):
                 outside = f" outside a joint ({holder.type})" \
                     if node.type in _DEFAULT_NAMES and holder is not None else ""
-                self.unsimulated.setdefault(name, f"{node.type}{outside}, "
-                                                  f"{node.label()[len(node.type) + 2:-1]}")
+                self.unsimulated.setdefault(name, f"{node.type}{outside}, {node.where}")
         if node.type == "WorldInfo":
             self.world_info(node, env)
         elif node.type == "Robot":
@@ -761,6 +763,10 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
+def _cannot_read(path: Path, exc: OSError | UnicodeDecodeError) -> str:
+    return f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}"
+
+
 def load_world(path: str | Path, webots_home: str | Path | None = None) -> World:
     """Read a ``.wbt`` or ``.proto`` file into a :class:`World` (ConfigError if bad);
     ``webots_home`` is where ``webots://`` PROTOs are (see :mod:`.protos`)."""
@@ -768,8 +774,7 @@ def load_world(path: str | Path, webots_home: str | Path | None = None) -> World
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") \
-            from None
+        raise ConfigError(_cannot_read(path, exc)) from None
     parser = _Parser(text, str(path))
     try:
         nodes = parser.parse_file()
