@@ -110,6 +110,8 @@ BAD_MOTORS = [
     ({"load": {"gravity_mass": -1.0}}, "load.gravity_mass", "-1.0", ">= 0"),
     ({"force_feedback_sampling_period_ms": -1}, "force_feedback_sampling_period_ms", "-1",
      ">= 0"),
+    ({"passive": "yes"}, "passive", "'yes'", "must be true or false"),
+    ({"passive": 1}, "passive", "1", "must be true or false"),
 ]
 
 
