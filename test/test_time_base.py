@@ -184,12 +184,14 @@ def test_on_sim_time_every_stamp_is_at_the_clock_the_consumer_follows(start, con
         # /clock goes out before each step's messages; DDS does not order two topics, so
         # a sample may arrive a step before its /clock, not more
         assert min(lags) >= -2 * STEP_S - 1e-9, (topic, min(lags))
-        # a step or two: the goals' stamps come from the node's clock, which follows
-        # /clock through DDS. The goal (one sample) and /diagnostics (1 Hz: two or three)
-        # have too few samples for a median that one stalled delivery cannot move (0.31 s
-        # once on a loaded CI run): there the lowest is held to it
-        typical = statistics.median(lags) if len(lags) > 3 else min(lags)
-        assert typical <= 3 * STEP_S + 1e-9, (topic, sorted(lags))
+        # a step or two. The goal is one event: its stamp is taken at acceptance, its
+        # status goes out when the node's executor gets to it (0.048 s, 6 steps, once on a
+        # loaded CI run), so it is held to the tail's bound below. /diagnostics (1 Hz: two
+        # or three) has too few samples for a median that one stalled delivery cannot move
+        # (0.31 s once on a loaded CI run): there the lowest is held to it
+        if topic != "goal":
+            typical = statistics.median(lags) if len(lags) > 3 else min(lags)
+            assert typical <= 3 * STEP_S + 1e-9, (topic, sorted(lags))
         # the tail is the consumer's own stalls on a loaded machine (in simulated s: a
         # 0.26 s stall at real_time_factor 3 shows as 0.78 s), generous
         tail = sorted(lags)[int(0.95 * (len(lags) - 1))]
