@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import math
 
-GRAVITY = 9.81
-
 
 class ScalarMotor:
     """One motor's parameters, commands and state as Python floats."""
@@ -20,7 +18,8 @@ class ScalarMotor:
         self.dt = bank.dt
         self.rotational = bool(bank.rotational[i])
         for name in ("inertia", "spring_constant", "damping_constant", "static_friction",
-                     "consumption_factor", "gravity_mass", "gravity_distance",
+                     "consumption_factor", "gravity_mass", "gravity_distance", "gravity",
+                     "gravity_angle",
                      "external_load", "min_stop", "max_stop", "position", "velocity",
                      "motor_force", "energy", "error_integral", "previous_error",
                      "command_velocity"):
@@ -61,11 +60,11 @@ class ScalarMotor:
         self.command_velocity = v_cmd
 
         load = self.external_load
-        weight = self.gravity_mass * GRAVITY
+        weight = self.gravity_mass * self.gravity
         if self.rotational:
-            load -= weight * self.gravity_distance * math.cos(x)
+            load -= weight * self.gravity_distance * math.cos(x - self.gravity_angle)
         else:
-            load -= weight
+            load -= weight * math.cos(self.gravity_angle)
         if self.force_control:
             load += self.applied_force
 

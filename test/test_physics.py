@@ -94,6 +94,36 @@ def test_linear_gravity_is_the_weight():
     assert m.velocity == pytest.approx(-G * 3 * DT)
 
 
+def test_a_pendulum_hanging_at_0_swings_back_to_0():
+    # gravity_angle pi/2: the lever is horizontal at x = pi/2, the mass hangs at x = 0.
+    # At rest it feels nothing; at 0.3 rad it is pulled back by m g d sin(0.3)
+    sim, m = one(**OFF, inertia=0.02, load={"gravity_mass": 0.5, "gravity_distance": 0.2,
+                                            "gravity_angle": math.pi / 2})
+    sim.step(10)
+    assert (m.position, m.velocity) == (pytest.approx(0.0, abs=1e-15), pytest.approx(0.0))
+    sim, m = one(**OFF, inertia=0.02, position=0.3,
+                 load={"gravity_mass": 0.5, "gravity_distance": 0.2,
+                       "gravity_angle": math.pi / 2})
+    sim.step()
+    assert m.velocity == pytest.approx(-0.5 * G * 0.2 * math.sin(0.3) / 0.02 * DT)
+
+
+def test_the_load_takes_the_worlds_gravity():
+    # the Moon, 1.62 m/s^2: holding at 0.6 rad takes m g d cos(0.6) with that g
+    sim, m = one(position=0.6, load={"gravity_mass": 0.5, "gravity_distance": 0.2,
+                                     "gravity": 1.62})
+    sim.step(10)
+    assert m.motor_force == pytest.approx(0.5 * 1.62 * 0.2 * math.cos(0.6))
+
+
+def test_a_tilted_slider_feels_the_weight_along_its_axis():
+    # a slider 60 degrees from straight up: g cos(60 deg) = g / 2 along it
+    sim, m = one(type="linear", max_force=0.0, inertia=2.0,
+                 load={"gravity_mass": 2.0, "gravity_angle": math.pi / 3})
+    sim.step(3)
+    assert m.velocity == pytest.approx(-G / 2 * 3 * DT)
+
+
 def test_motor_too_weak_sags_under_gravity():
     # the motor gives all it has (0.5 N*m) against 0.981 N*m of gravity
     sim, m = one(max_torque=0.5, inertia=0.02,

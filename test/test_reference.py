@@ -23,7 +23,9 @@ motor = st.fixed_dictionaries({
     "multiplier": st.sampled_from([1.0, -1.0, 2.0]),
     "load": st.fixed_dictionaries({"gravity_mass": st.floats(0.0, 2.0),
                                    "gravity_distance": st.floats(0.0, 0.5),
-                                   "external": st.floats(-3.0, 3.0)}),
+                                   "external": st.floats(-3.0, 3.0),
+                                   "gravity": st.sampled_from([9.81, 1.62, 0.0]),
+                                   "gravity_angle": st.floats(-3.2, 3.2)}),
     "stops": st.booleans(),
 })
 command = st.tuples(st.integers(0, 5),

@@ -29,7 +29,6 @@ from .config import SimulationConfig
 from .safety import ServoMode, Supervisor
 from .sensors import SampledSensors, measure_position
 
-GRAVITY = 9.81
 #: Kinematic mode: a target is reached when closer than this (Webots' threshold).
 KINEMATIC_TARGET_THRESHOLD = 1e-6
 #: Kinematic mode: a target velocity is reached when closer than this.
@@ -171,6 +170,8 @@ class MotorBank:
         self.inertia = column(lambda m: m.inertia)
         self.gravity_mass = column(lambda m: m.load.gravity_mass)
         self.gravity_distance = column(lambda m: m.load.gravity_distance)
+        self.gravity = column(lambda m: m.load.gravity)
+        self.gravity_angle = column(lambda m: m.load.gravity_angle)
         self.external_load = column(lambda m: m.load.external)
         self.position_noise = column(lambda m: m.position_sensor.noise)
         self.position_resolution = column(lambda m: m.position_sensor.resolution)
@@ -182,10 +183,14 @@ class MotorBank:
         self._inertia_dt = self.inertia / dt
         self._mass = self._inertia_dt + self.spring_constant * dt + self.damping_constant
         self._energy_per_force = self.consumption_factor * dt
-        weight = self.gravity_mass * GRAVITY
-        self._constant_load = self.external_load - np.where(self.rotational, 0.0, weight)
+        weight = self.gravity_mass * self.gravity
+        self._constant_load = self.external_load - np.where(
+            self.rotational, 0.0, weight * np.cos(self.gravity_angle))
         self._gravity_torque = np.where(self.rotational, weight * self.gravity_distance, 0.0)
         self._any_gravity_torque = bool(self._gravity_torque.any())
+        # the lever's phase (rotational); None where every one is SPEC §2.2's 0
+        phase = np.where(self.rotational, self.gravity_angle, 0.0)
+        self._gravity_phase = phase if phase.any() else None
         self._any_spring = bool(self.spring_constant.any())
         self._any_stops = bool(self.stops.any())
         self.stop_low = np.where(self.stops, self.min_stop, -np.inf)
@@ -307,7 +312,8 @@ class MotorBank:
         p = self._inertia_dt * self.velocity
         p += self._constant_load
         if self._any_gravity_torque:
-            p -= self._gravity_torque * np.cos(x)
+            lever = x if self._gravity_phase is None else x - self._gravity_phase
+            p -= self._gravity_torque * np.cos(lever)
         if self._any_force_control:
             p += self.applied_force
         if self._any_spring:

@@ -45,6 +45,8 @@ DEFAULT_PLUGIN = "sim"
 #: A motor's position sensor is called "<motor name> sensor" unless the config names it
 #: (Webots has no default; its samples name them so, e.g. "left wheel sensor").
 DEFAULT_SENSOR_SUFFIX = " sensor"
+#: m/s^2, the load's default gravity (Webots' WorldInfo default)
+STANDARD_GRAVITY = 9.81
 
 
 class ConfigError(ValueError):
@@ -170,11 +172,19 @@ def _battery(value: Any) -> BatteryConfig:
 
 @dataclass(frozen=True)
 class LoadConfig:
-    """Passive load on the joint: gravity on a mass and a constant external force/torque."""
+    """Passive load on the joint: gravity on a mass and a constant external force/torque.
+
+    Rotational: ``-gravity_mass * gravity * gravity_distance * cos(x - gravity_angle)``
+    (the lever is horizontal at ``x = gravity_angle``, the mass hangs at
+    ``gravity_angle - pi/2``); linear: ``-gravity_mass * gravity * cos(gravity_angle)``
+    (``gravity_angle``: the axis from straight up). The defaults are SPEC §2.2's.
+    """
 
     gravity_mass: float = 0.0
     gravity_distance: float = 0.0
     external: float = 0.0
+    gravity: float = STANDARD_GRAVITY
+    gravity_angle: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -296,7 +306,8 @@ _MOTOR_PARSERS: dict[str, Callable[[Any], Any]] = {
 _NESTED_PARSERS: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
     "load": (
         LoadConfig,
-        {"gravity_mass": _non_negative, "gravity_distance": _any_real, "external": _any_real},
+        {"gravity_mass": _non_negative, "gravity_distance": _any_real, "external": _any_real,
+         "gravity": _non_negative, "gravity_angle": _any_real},
     ),
     "position_sensor": (
         PositionSensorConfig,

@@ -124,6 +124,10 @@ _FIELD_DOCS = {
     "load.gravity_mass": "Mass lifted against gravity, kg.",
     "load.gravity_distance": "Distance of that mass from a rotational axis, m.",
     "load.external": "Constant external force or torque on the joint.",
+    "load.gravity": "Gravity, m/s^2.",
+    "load.gravity_angle": "Rotational: the position where the mass's lever is horizontal "
+                          "(it hangs at this - pi/2), rad; linear: the axis from straight "
+                          "up, rad.",
     "position_sensor.sampling_period_ms": "Position sensor period, ms (0 = off).",
     "position_sensor.resolution": "Position sensor resolution (-1 = infinite).",
     "position_sensor.noise": "Standard deviation of the position sensor noise.",
