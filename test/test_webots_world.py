@@ -252,9 +252,18 @@ def test_every_construct_of_a_world_file(tmp_path, webots_home, caplog, monkeypa
     assert world.unexpanded == [
         f"TexturedBackground (line {line}): EXTERNPROTO \"webots://projects/objects/"
         f"backgrounds/protos/TexturedBackground.proto\" (line 3): {why}"]
-    assert [r.getMessage() for r in caplog.records] == [
+    messages = [r.getMessage() for r in caplog.records]
+    assert [m for m in messages if "PROTO" in m] == [
         f"{path}: PROTOs not found, outside the robot, left out: TexturedBackground "
         f"(line {line}): {why}"]
+    # loads from Physics (test_webots_loads): one warning per motor where a fallback is
+    # taken; the wrist's 0.5 kg Solid has no boundingObject: Webots' identity inertia,
+    # its center on the axis
+    loads = [m for m in messages if "PROTO" not in m]
+    assert [m.split("'")[1] for m in loads] == [m.name for m in cfg.motors]
+    assert "Webots' identity inertia matrix" in loads[0]
+    assert (wrist.inertia, wrist.load.gravity_mass, wrist.load.gravity_distance) == \
+        (1.0, 0.5, 0.0)
 
 
 OUTSIDE_JOINTS = """\
@@ -296,7 +305,9 @@ def test_motors_outside_joints_are_named_in_the_one_warning(tmp_path, caplog):
         f"{path}: PROTOs not found, outside the robot, left out: Gadget (line 24): neither "
         f"a Webots node nor a PROTO declared by an EXTERNPROTO or defined in {path}; motors "
         "outside joints are not imported: 'prop motor' (Propeller, line 3), 'belt motor' "
-        "(Track, line 8)"]
+        "(Track, line 8)",
+        f"{path}: 'arm' (HingeJoint (line 15)): no mass under its endPoint (no Physics): "
+        "inertia 0.01 and no gravity load (servo_sim's defaults)"]
     assert world.unsimulated == {  # the motors outside joints are the robot's devices
         "prop motor": "RotationalMotor outside a joint (Propeller), line 4",
         "belt motor": "LinearMotor outside a joint (Track), line 10"}

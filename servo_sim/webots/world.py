@@ -17,7 +17,10 @@ What is read (Webots name -> servo_sim config field):
 * the ``PositionSensor`` (``name``, ``resolution``, ``noise``) and ``Brake`` (``name``)
   of the same device list -> ``position_sensor_name`` (``""``: the joint has none),
   ``position_sensor.*``, ``brake_name``;
-* ``Robot.name`` and ``Robot.battery`` -> the controller's robot name and ``battery``.
+* ``Robot.name`` and ``Robot.battery`` -> the controller's robot name and ``battery``;
+* the ``Physics`` of what a HingeJoint or SliderJoint moves (:mod:`.loads`), with
+  ``WorldInfo.gravity`` and ``coordinateSystem`` -> the motor's ``inertia`` and gravity
+  ``load`` (:mod:`.physics`).
 
 Absent fields take Webots' defaults, which are servo_sim's. Joints of ``Hinge2Joint``
 and ``BallJoint`` give one motor per axis (``device``/``device2``/``device3`` with
@@ -41,7 +44,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..model.config import ConfigError, SimulationConfig, parse_config, parse_field
+import numpy as np
+
+from ..model.config import (
+    STANDARD_GRAVITY,
+    ConfigError,
+    MotorConfig,
+    SimulationConfig,
+    parse_config,
+    parse_field,
+)
+from .loads import SOLIDS, LoadReader, numbers
+from .physics import joint_load, rotation_matrix
 from .protos import locate
 
 log = logging.getLogger("servo_sim")
@@ -112,6 +126,8 @@ _IGNORED = frozenset({"name", "sound", "muscles"})
 _WEBOTS_NAMES = {config: webots for webots, (config, _) in
                  {**_MOTOR_FIELDS, **_JOINT_FIELDS}.items() if config != webots}
 _CONFIG_NAME = re.compile(r"\b(" + "|".join(_WEBOTS_NAMES) + r")\b")
+#: servo_sim's inertia where a joint moves no Physics.
+DEFAULT_INERTIA = MotorConfig("m").inertia
 #: A field absent from the file (its value is Webots' default).
 _ABSENT = object()
 
@@ -406,6 +422,10 @@ class _Importer:
         self.outside: list[str] = []  # motors not in a joint: name (holder, line)
         #: devices of the robot not simulated: name -> Webots type and where
         self.unsimulated: dict[str, str] = {}
+        self.frame = np.eye(3)  # world <- the frame of the node being visited (rotation)
+        self.gravity, self.up = STANDARD_GRAVITY, np.array([0.0, 0.0, 1.0])  # WorldInfo
+        #: per joint motor: (motor, joint, env, its jointParameters, world <- joint frame)
+        self.joints: list[tuple[dict[str, Any], Node, dict[str, Any], Any, np.ndarray]] = []
 
     def error(self, node: Node, name: str | None, field_name: str, value: Any,
               reason: str) -> ConfigError:
@@ -534,12 +554,18 @@ class _Importer:
         elif node.type in _JOINTS:
             self.joint(node, env)
         self.in_robot += node.type == "Robot"
+        parent = self.frame
+        rotation = self.field(node, "rotation", env)
+        if (node.type in SOLIDS or node.type in ("Pose", "Transform")) \
+                and isinstance(rotation, tuple) and len(rotation) == 4:
+            self.frame = parent @ rotation_matrix(rotation)
         for key, value in node.fields.items():
             if node.type in _JOINTS and re.fullmatch(r"device\d?", key):
                 continue  # read by joint()
             if key in _NO_DEVICES or key.endswith("Appearance"):
                 continue
             self.walk(value, env, node)
+        self.frame = parent
         self.in_robot -= node.type == "Robot"
 
     def world_info(self, node: Node, env: dict[str, Any]) -> None:
@@ -551,6 +577,20 @@ class _Importer:
             raise self.error(node, None, "basicTimeStep", value, "must be a whole number of "
                              "ms >= 1 (servo_sim steps in whole milliseconds)")
         self.basic_time_step = int(value)
+        system = self.field(node, "coordinateSystem", env, "ENU")
+        if system not in ("ENU", "NUE", "EUN"):
+            raise self.error(node, None, "coordinateSystem", system,
+                             "must be ENU, NUE or EUN")
+        self.up = np.eye(3)[2 if system == "ENU" else 1]
+        gravity = self.field(node, "gravity", env, STANDARD_GRAVITY)
+        if isinstance(gravity, tuple) and len(gravity) == 3:  # before R2020b: a vector
+            vector = np.array(gravity)
+            self.gravity = float(np.linalg.norm(vector))
+            self.up = -vector / self.gravity if self.gravity > 0 else self.up
+        elif isinstance(gravity, float) and gravity >= 0:
+            self.gravity = gravity
+        else:
+            raise self.error(node, None, "gravity", gravity, "must be a number >= 0")
 
     def joint(self, node: Node, env: dict[str, Any]) -> None:
         for suffix in ("", "2", "3"):
@@ -591,6 +631,7 @@ class _Importer:
                     motor["brake_name"] = self.name(d, d_env)
                     self.note(d, d_env, {"name": ("brake_name", 0)})
             self.motors.append(motor)
+            self.joints.append((motor, node, env, params, self.frame))
 
     def passive(self, joint: Node, device: Node, env: dict[str, Any]) -> dict[str, Any]:
         """A joint without a motor: named by its sensor (else its brake), moved only by
@@ -693,6 +734,7 @@ class _Importer:
             raw["battery"] = self.battery(battery, top["battery"][0])
         if left_out:
             log.warning("%s: %s", self.source, left_out)
+        self.loads()
         try:
             config = parse_config(raw, self.source)
         except ConfigError as exc:
@@ -700,6 +742,53 @@ class _Importer:
         return World(config, robot_name, str(path),
                      [u.text for u in self.unresolved.values()], self.outside,
                      self.unsimulated)
+
+    def loads(self) -> None:
+        """Each joint motor's ``inertia`` and gravity ``load`` from the Physics of what
+        its HingeJoint or SliderJoint moves; where there is none, servo_sim's defaults,
+        said once per motor."""
+        for motor, joint, env, params, frame in self.joints:
+            name = motor["name"]
+            if joint.type not in ("HingeJoint", "SliderJoint"):
+                log.warning("%s: %r (%s): loads from Physics are read for HingeJoint and "
+                            "SliderJoint only: inertia %g and no gravity load (servo_sim's "
+                            "defaults)", self.source, name, joint.label(), DEFAULT_INERTIA)
+                continue
+            reader = LoadReader(self)
+            carried = reader.carried(joint.fields.get("endPoint"), env)
+            if reader.notes:
+                log.warning("%s: %r (%s): its load from Physics: %s", self.source, name,
+                            joint.label(), "; ".join(dict.fromkeys(reader.notes)))
+            if carried is None:
+                log.warning("%s: %r (%s): no mass under its endPoint (no Physics): inertia "
+                            "%g and no gravity load (servo_sim's defaults)", self.source,
+                            name, joint.label(), DEFAULT_INERTIA)
+                continue
+            linear = joint.type == "SliderJoint"
+            axis = self.vector(params, env, "axis", (0.0, 0.0, 1.0) if linear
+                               else (1.0, 0.0, 0.0), nonzero=True)
+            anchor = (0.0, 0.0, 0.0) if linear else \
+                self.vector(params, env, "anchor", (0.0, 0.0, 0.0))
+            fields = joint_load(carried, linear, axis, anchor, motor.get("position", 0.0),
+                                frame.T @ self.up, self.gravity)
+            if fields["inertia"] <= 0.0:  # a point mass on the axis
+                log.warning("%s: %r (%s): the mass it moves is on its axis: inertia %g "
+                            "(servo_sim's default)", self.source, name, joint.label(),
+                            DEFAULT_INERTIA)
+                del fields["inertia"]
+            motor.update(fields)
+
+    def vector(self, node: Any, env: dict[str, Any], key: str, default: tuple[float, ...],
+               nonzero: bool = False) -> tuple[float, ...]:
+        """A 3-vector field of a jointParameters node (its default when absent)."""
+        if not isinstance(node, Node) or key not in node.fields:
+            return default
+        value = self.field(node, key, env)
+        if not (isinstance(value, tuple) and len(value) == 3) or \
+                (nonzero and not any(value)):
+            raise self.error(node, None, key, value,
+                             "must be 3 numbers, not all 0" if nonzero else "must be 3 numbers")
+        return value
 
     def left_out(self) -> str:
         """What the import leaves out, said once: PROTO instances outside the robot
@@ -735,18 +824,11 @@ class _Importer:
     def battery(self, value: Any, label: str) -> list[float]:
         """Webots' ``[energy, capacity, recharge]``, flattened: its shape is checked here,
         its values by the config (the battery's rules are the config's)."""
-        values = _numbers(value)
+        values = numbers(value)
         if not all(isinstance(v, float) for v in values) or not 2 <= len(values) <= 3:
             raise ConfigError(f"{self.source}: {label}: field 'battery' = {_show(value)}: "
                               "must be [energy, capacity, recharge] in J, J, W")
         return values
-
-
-def _numbers(value: Any) -> list[Any]:
-    """The scalars of a value, lists and number groups flattened (an MFFloat)."""
-    if isinstance(value, (list, tuple)):
-        return [v for item in value for v in _numbers(item)]
-    return [value]
 
 
 def _show(value: Any) -> str:

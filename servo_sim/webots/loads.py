@@ -1,0 +1,166 @@
+"""What a joint of a Webots world carries: the walk from its ``endPoint`` through the
+Solids, groups, poses and further joints below it, each Solid's ``Physics`` and
+``boundingObject`` read into a :class:`~.physics.Mass` in the joint's frame.
+
+The other joints are where the file puts them (their ``position``). A Solid without
+``Physics`` carries nothing, nor do the Solids under it (Webots: a kinematic part, and
+below it bodies fixed to the static environment). What cannot be read (a mesh as
+bounding object, a template value) is left out, and Webots' fallbacks taken; both are
+said once per motor by :mod:`.world` (:attr:`LoadReader.notes`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from .physics import Mass, Primitive, combined, primitive, rotation_matrix, solid_mass
+
+#: Webots nodes derived from Solid that a robot's parts are written with (devices too).
+SOLIDS = frozenset("""
+    Solid Robot Charger Track Accelerometer Altimeter Camera Compass Connector Display
+    DistanceSensor Emitter GPS Gyro InertialUnit LED Lidar LightSensor Microphone Pen
+    Radar Radio RangeFinder Receiver Skin Speaker TouchSensor VacuumCup VacuumGripper
+""".split())
+#: Nodes that place their children: (the field with them, whether they have a pose).
+_GROUPS = {"Group": False, "Pose": True, "Transform": True}
+_JOINTS = frozenset({"HingeJoint", "SliderJoint", "Hinge2Joint", "BallJoint", "Slot"})
+#: Geometry -> its fields and Webots' defaults, in the order primitive() takes them.
+_GEOMETRY = {"Box": (("size", (2.0, 2.0, 2.0)),), "Sphere": (("radius", (1.0,)),),
+             "Cylinder": (("radius", (1.0,)), ("height", (2.0,))),
+             "Capsule": (("radius", (1.0,)), ("height", (2.0,)))}
+#: Physics fields read -> Webots' defaults (None: empty) and how many numbers they take.
+_PHYSICS = (("mass", (-1.0,), 1), ("density", (1000.0,), 1),
+            ("centerOfMass", None, 3), ("inertiaMatrix", None, 6))
+
+
+class Nodes(Protocol):
+    """What the walk needs of the world's importer."""
+
+    def base(self, node: Any, env: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None: ...
+
+    def resolve(self, value: Any, env: dict[str, Any]) -> Any: ...
+
+
+def numbers(value: Any) -> list[Any]:
+    """The scalars of a value, lists and number groups flattened (an MFFloat)."""
+    if isinstance(value, (list, tuple)):
+        return [v for item in value for v in numbers(item)]
+    return [value]
+
+
+class LoadReader:
+    """Reads the mass a joint carries; ``notes`` says what it left out or assumed."""
+
+    def __init__(self, nodes: Nodes) -> None:
+        self.nodes = nodes
+        self.notes: list[str] = []
+
+    def carried(self, end_point: Any, env: dict[str, Any]) -> Mass | None:
+        """Everything under a joint's ``endPoint`` as one body, in the joint's frame."""
+        return combined(self._bodies(end_point, env, np.eye(3), np.zeros(3)))
+
+    def _expanded(self, value: Any, env: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
+        """The nodes of a field's value (a node or a list), PROTOs expanded."""
+        value = self.nodes.resolve(value, env)
+        if isinstance(value, list):
+            return [n for item in value for n in self._expanded(item, env)]
+        expanded = self.nodes.base(value, env) if hasattr(value, "fields") else None
+        return [expanded] if expanded is not None else []
+
+    def _bodies(self, value: Any, env: dict[str, Any], rotation: np.ndarray,
+                translation: np.ndarray) -> list[Mass]:
+        return [b for node, node_env in self._expanded(value, env)
+                for b in self._node_bodies(node, node_env, rotation, translation)]
+
+    def _node_bodies(self, node: Any, env: dict[str, Any], rotation: np.ndarray,
+                     translation: np.ndarray) -> list[Mass]:
+        if node.type in _JOINTS:  # a further joint: its endPoint in the same frame
+            return self._bodies(node.fields.get("endPoint"), env, rotation, translation)
+        if node.type not in SOLIDS and node.type not in _GROUPS:
+            return []
+        if node.type in SOLIDS or _GROUPS[node.type]:
+            rotation, translation = self._pose(node, env, rotation, translation)
+        own: list[Mass] = []
+        if node.type in SOLIDS:
+            physics = self._physics(node, env)
+            if physics is None:
+                return []
+            mass = self._solid(node, env, *physics)
+            own = [mass.moved(rotation, translation)] if mass is not None else []
+        return own + self._bodies(node.fields.get("children", []), env, rotation,
+                                  translation)
+
+    def _pose(self, node: Any, env: dict[str, Any], rotation: np.ndarray,
+              translation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The frame of ``node`` (its ``translation`` and ``rotation``) in the joint's."""
+        t = self._vector(node, env, "translation", (0.0, 0.0, 0.0), 3)
+        r = self._vector(node, env, "rotation", (0.0, 0.0, 1.0, 0.0), 4)
+        if t is None or r is None:
+            return rotation, translation
+        return rotation @ rotation_matrix(r), translation + rotation @ np.asarray(t)
+
+    def _vector(self, node: Any, env: dict[str, Any], key: str, default: tuple,
+                count: int) -> tuple | None:
+        """A numeric field of ``count`` numbers (its default when absent); None, noted
+        as unread, when it is not that (a template value)."""
+        if key not in node.fields:
+            return default
+        values = numbers(self.nodes.resolve(node.fields[key], env))
+        if len(values) != count or not all(isinstance(v, float) for v in values):
+            self.notes.append(f"{node.label()}: field {key!r} not read (not numbers)")
+            return None
+        return tuple(values)
+
+    def _physics(self, node: Any, env: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
+        """A Solid's Physics node (expanded), None without one."""
+        found = self._expanded(node.fields.get("physics"), env)
+        return found[0] if found and found[0][0].type == "Physics" else None
+
+    def _solid(self, node: Any, env: dict[str, Any], physics: Any,
+               p_env: dict[str, Any]) -> Mass | None:
+        """The mass of a Solid with Physics, in its frame (None: none, or not read)."""
+        values = {}
+        for key, default, count in _PHYSICS:
+            raw = physics.fields.get(key)
+            if raw is None or numbers(self.nodes.resolve(raw, p_env)) == []:
+                values[key] = default  # absent, or an empty list
+                continue
+            values[key] = self._vector(physics, p_env, key, (), count)
+            if values[key] is None:
+                return None  # not numbers: noted
+        read = len(self.notes)
+        shapes = self._shapes(node.fields.get("boundingObject"), env, np.eye(3), np.zeros(3))
+        mass, note = solid_mass(values["mass"][0], values["density"][0],
+                                values["centerOfMass"], values["inertiaMatrix"], shapes,
+                                complete=len(self.notes) == read)
+        if note:
+            self.notes.append(f"{node.label()}: {note}")
+        return mass
+
+    def _shapes(self, value: Any, env: dict[str, Any], rotation: np.ndarray,
+                translation: np.ndarray) -> list[Primitive]:
+        """The primitives of a bounding object, in its Solid's frame."""
+        return [s for node, node_env in self._expanded(value, env)
+                for s in self._node_shapes(node, node_env, rotation, translation)]
+
+    def _node_shapes(self, node: Any, env: dict[str, Any], rotation: np.ndarray,
+                     translation: np.ndarray) -> list[Primitive]:
+        if node.type == "Shape":
+            return self._shapes(node.fields.get("geometry"), env, rotation, translation)
+        if node.type in _GROUPS:
+            if _GROUPS[node.type]:
+                rotation, translation = self._pose(node, env, rotation, translation)
+            return self._shapes(node.fields.get("children", []), env, rotation, translation)
+        if node.type not in _GEOMETRY:
+            self.notes.append(f"{node.label()}: a bounding object whose volume is not "
+                              "computed")
+            return []
+        dims: list[float] = []
+        for key, default in _GEOMETRY[node.type]:
+            value = self._vector(node, env, key, default, len(default))
+            if value is None:
+                return []
+            dims.extend(value)
+        return [primitive(node.type, dims, rotation, translation)]
