@@ -357,6 +357,44 @@ def test_joint_commands_drive_the_motors(h):
     assert arm.get_velocity() == 0.5
 
 
+def test_a_passive_joint_is_in_joint_states_and_refuses_commands(executor_kind):
+    """Issue 20: a joint without a motor (passive: true) publishes its position in
+    /joint_states like any joint, moved by its spring only (the SPEC §2.2 step by hand);
+    its command services answer success=False and change nothing; 'passive' is
+    read-only."""
+    base = {k: v for k, v in CONFIG.items() if not k.startswith("grip__left.")}
+    h = Harness({**base, "motors": ["arm", "hinge"], "hinge.passive": True,
+                 "hinge.position": 0.5, "hinge.spring_constant": 2.0, "hinge.inertia": 0.01},
+                executor_kind=executor_kind)
+    try:
+        states = h.listen("/joint_states", JointState)
+        h.wait_for(lambda: h.node.count_subscribers("/joint_states") >= 1, "discovery")
+        dt, x, v, reference = 0.008, 0.5, 0.0, [0.5]
+        for _ in range(4):  # implicit spring, no motor force, no damping
+            v = (0.01 / dt * v - 2.0 * x) / (0.01 / dt + 2.0 * dt)
+            x += v * dt
+            reference.append(x)
+        h.step(4)
+        h.wait_for(lambda: any(m.header.stamp.nanosec > 0 for m in states), "/joint_states")
+        for msg in states:  # stamped with the simulated time of its step
+            assert list(msg.name) == ["arm", "hinge"]
+            k = round(msg.header.stamp.nanosec * 1e-9 / dt)
+            assert msg.position[1] == pytest.approx(reference[k], rel=1e-12), k
+        hinge = h.node.sim.motor("hinge")
+        before = (hinge.get_target_position(), hinge.get_velocity())
+        assert not h.call("/hinge/set_position", servo_srvs.SetFloat, value=1.0).success
+        assert not h.call("/hinge/set_velocity", servo_srvs.SetFloat, value=1.0).success
+        assert (hinge.get_target_position(), hinge.get_velocity()) == before
+        params = AsyncParameterClient(h.client, "/servo_sim")
+        assert params.wait_for_services(timeout_sec=TIMEOUT)
+        future = params.set_parameters([Parameter("hinge.passive", value=False)])
+        h.executor.spin_until_future_complete(future, timeout_sec=TIMEOUT)
+        assert not future.result().results[0].successful
+        assert h.node.get_parameter("hinge.passive").value is True
+    finally:
+        h.close()
+
+
 def test_a_running_node_finds_a_new_subscriber_of_a_feedback_topic(executor_kind):
     """Feedback goes only to subscribed topics: a subscriber that comes while the node
     runs (no ~/step) is found by the periodic check and gets messages."""
