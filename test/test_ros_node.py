@@ -375,8 +375,12 @@ def test_a_passive_joint_is_in_joint_states_and_refuses_commands(executor_kind):
             x += v * dt
             reference.append(x)
         h.step(4)
-        h.wait_for(lambda: any(m.header.stamp.nanosec > 0 for m in states), "/joint_states")
-        for msg in states:  # stamped with the simulated time of its step
+
+        def steps() -> set[int]:  # of the messages, by their stamps (simulated time)
+            return {round(m.header.stamp.nanosec * 1e-9 / dt) for m in states}
+
+        h.wait_for(lambda: {2, 4} <= steps(), "/joint_states at 16 and 32 ms")
+        for msg in states:
             assert list(msg.name) == ["arm", "hinge"]
             k = round(msg.header.stamp.nanosec * 1e-9 / dt)
             assert msg.position[1] == pytest.approx(reference[k], rel=1e-12), k

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from servo_sim.model import Simulation
+from servo_sim.model import ConfigError, Simulation
 from servo_sim.webots.physics import primitive, rotation_matrix
 from servo_sim.webots.world import load_world
 
@@ -177,6 +177,9 @@ def test_an_anchor_off_the_origin_and_a_tilted_axis(tmp_path):
     inertia_along = 0.001 * s * s + 0.003 * c * c  # a^T I a for a diagonal I
     assert tilted.inertia == pytest.approx(inertia_along + 1.0 * lever ** 2)
     assert tilted.load.gravity_distance == pytest.approx(lever * s)
+    # the lever across the axis, 0.1 c (c, 0, -s), and the downward direction across
+    # it, s (c, 0, -s), point the same way: the mass hangs at 0 (gravity_angle pi/2)
+    assert tilted.load.gravity_angle == pytest.approx(math.pi / 2)
 
 
 def test_what_the_joint_carries_further_joints_included(tmp_path):
@@ -256,14 +259,42 @@ def test_a_slider_carries_its_mass_and_feels_the_weight_along_its_axis(tmp_path)
 def test_the_frames_above_the_joint_and_the_worlds_up(tmp_path):
     """The robot turned 90 degrees about x: its y is the world's z, so a hinge along its
     y is vertical and the weight has no torque about it. In an NUE world (up = y) the
-    unturned robot's y hinge is vertical too, and its z hinge is not."""
+    unturned robot's y hinge is vertical too, and its z hinge is not: the lever
+    (0.1 cos x, 0.1 sin x, 0) under (0, -m g, 0) gives -0.1 m g cos x (gravity_angle 0)."""
     turned = world(tmp_path, hinge("h", OFFSET, "axis 0 1 0"),
                    robot="rotation 1 0 0 1.5707963267948966")
     assert motor(turned, "h").load.gravity_distance == pytest.approx(0.0, abs=1e-12)
     nue = world(tmp_path, hinge("h", OFFSET, "axis 0 1 0"), info='coordinateSystem "NUE"')
     assert motor(nue, "h").load.gravity_distance == pytest.approx(0.0, abs=1e-12)
     nue_z = world(tmp_path, hinge("h", OFFSET, "axis 0 0 1"), info='coordinateSystem "NUE"')
-    assert motor(nue_z, "h").load.gravity_distance == pytest.approx(0.1)
+    assert (motor(nue_z, "h").load.gravity_distance, motor(nue_z, "h").load.gravity_angle) \
+        == pytest.approx((0.1, 0.0), abs=1e-12)
+
+
+def test_a_robot_turned_about_the_axis_and_a_joint_saved_at_a_position(tmp_path):
+    """The robot turned 0.3 rad about y (the hinge's axis), the joint saved at 0.2 with
+    the mass written at +x: at joint position x the lever is R_y(0.3 + x - 0.2) (0.1, 0,
+    0), whose torque about y under (0, 0, -m g) is m g 0.1 cos(0.1 + x) = -m g 0.1
+    cos(x - (pi - 0.1)): gravity_angle pi - 0.1."""
+    path = world(tmp_path, hinge("h", OFFSET, "axis 0 1 0 position 0.2"),
+                 robot="rotation 0 1 0 0.3")
+    load = motor(path, "h").load
+    assert (load.gravity_distance, load.gravity_angle) == pytest.approx((0.1, math.pi - 0.1))
+
+
+def test_a_world_before_r2022a_is_y_up_with_cylinders_along_y(tmp_path):
+    """R2021b: no coordinateSystem means NUE (y up), and a Cylinder stands along y. An
+    unturned 2 kg cylinder (r 0.15) on a hinge along y: I = m r^2 / 2; the offset mass
+    about that vertical hinge: no gravity torque."""
+    wheel = """Solid {
+        boundingObject Cylinder { radius 0.15 height 0.05 }
+        physics Physics { density -1 mass 2 }
+      }"""
+    path = world(tmp_path, hinge("wheel", wheel, "axis 0 1 0") + hinge("h", OFFSET,
+                                                                       "axis 0 1 0"))
+    path.write_text(path.read_text().replace("R2023b", "R2021b"))
+    assert motor(path, "wheel").inertia == pytest.approx(2 * 0.15 ** 2 / 2)
+    assert motor(path, "h").load.gravity_distance == pytest.approx(0.0, abs=1e-12)
 
 
 def test_a_joint_that_moves_no_physics_keeps_the_defaults_with_one_warning(tmp_path, caplog):
@@ -336,3 +367,31 @@ def test_solids_without_physics_and_what_they_hold_carry_nothing(tmp_path):
     assert m.load.gravity_mass == pytest.approx(1 + sphere)
     assert m.inertia == pytest.approx(1 * (0.1 ** 2 + 0.1 ** 2) / 12
                                       + sphere * (0.4 * 0.1 ** 2 + 0.5 ** 2))
+
+
+def test_what_cannot_be_read_is_said_and_a_bad_axis_names_the_motor(tmp_path, caplog):
+    """A rotation above the joint that a template computes is taken as none, said; an
+    axis of zeros is an error naming the motor even where nothing is carried; a slider
+    is not warned about the inertia matrix it does not use."""
+    path = world(tmp_path, hinge("h", OFFSET, "axis 0 1 0"),
+                 robot='rotation %<= "0 1 0 " + 0.3 >%')
+    with caplog.at_level(logging.WARNING, logger="servo_sim"):
+        load_world(path)
+    robot = line_of(path, "Robot {")
+    assert [r.getMessage().split(": its load from Physics: ")[1] for r in caplog.records] \
+        == [f"Robot (line {robot}): field 'rotation' not read (not 4 numbers): taken as none"]
+    bad = world(tmp_path, hinge("h", "Solid { }", "axis 0 0 0"))
+    with pytest.raises(ConfigError, match=r"HingeJointParameters \(line \d+\) \(motor 'h'\): "
+                                          r"field 'axis' = 0 0 0: must be 3 numbers, not all "
+                                          r"0$"):
+        load_world(bad)
+    slider = world(tmp_path, """\
+    SliderJoint {
+      device [ LinearMotor { name "lift" } ]
+      endPoint Solid { physics Physics { density -1 mass 3 } }
+    }
+""")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="servo_sim"):
+        assert motor(slider, "lift").inertia == 3.0
+    assert caplog.records == []

@@ -126,8 +126,8 @@ _FIELD_DOCS = {
     "load.external": "Constant external force or torque on the joint.",
     "load.gravity": "Gravity, m/s^2.",
     "load.gravity_angle": "Rotational: the position where the mass's lever is horizontal "
-                          "(it hangs at this - pi/2), rad; linear: the axis from straight "
-                          "up, rad.",
+                          "and its weight pulls towards lower positions (it hangs at this "
+                          "- pi/2), rad; linear: the axis from straight up, rad.",
     "position_sensor.sampling_period_ms": "Position sensor period, ms (0 = off).",
     "position_sensor.resolution": "Position sensor resolution (-1 = infinite).",
     "position_sensor.noise": "Standard deviation of the position sensor noise.",

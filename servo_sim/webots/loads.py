@@ -15,7 +15,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .physics import Mass, Primitive, combined, primitive, rotation_matrix, solid_mass
+from .physics import (
+    IDENTITY_INERTIA,
+    Mass,
+    Primitive,
+    combined,
+    primitive,
+    rotation_matrix,
+    solid_mass,
+)
 
 #: Webots nodes derived from Solid that a robot's parts are written with (devices too).
 SOLIDS = frozenset("""
@@ -23,9 +31,14 @@ SOLIDS = frozenset("""
     DistanceSensor Emitter GPS Gyro InertialUnit LED Lidar LightSensor Microphone Pen
     Radar Radio RangeFinder Receiver Skin Speaker TouchSensor VacuumCup VacuumGripper
 """.split())
-#: Nodes that place their children: (the field with them, whether they have a pose).
-_GROUPS = {"Group": False, "Pose": True, "Transform": True}
-_JOINTS = frozenset({"HingeJoint", "SliderJoint", "Hinge2Joint", "BallJoint", "Slot"})
+#: Nodes that place their children by a translation and rotation of their own.
+POSES = frozenset({"Pose", "Transform"})
+#: Nodes that hold children: whether they have a pose.
+_GROUPS = {"Group": False, **{pose: True for pose in POSES}}
+#: The joints (their devices are motors, sensors and brakes).
+JOINTS = frozenset({"HingeJoint", "SliderJoint", "Hinge2Joint", "BallJoint"})
+#: What holds an endPoint Solid.
+_END_POINTS = JOINTS | {"Slot"}
 #: Geometry -> its fields and Webots' defaults, in the order primitive() takes them.
 _GEOMETRY = {"Box": (("size", (2.0, 2.0, 2.0)),), "Sphere": (("radius", (1.0,)),),
              "Cylinder": (("radius", (1.0,)), ("height", (2.0,))),
@@ -50,11 +63,24 @@ def numbers(value: Any) -> list[Any]:
     return [value]
 
 
-class LoadReader:
-    """Reads the mass a joint carries; ``notes`` says what it left out or assumed."""
+def counted(value: Any, count: int) -> tuple[float, ...] | None:
+    """``value`` as ``count`` numbers, None if it is not that (a template value...)."""
+    values = numbers(value)
+    if len(values) != count or not all(isinstance(v, float) for v in values):
+        return None
+    return tuple(values)
 
-    def __init__(self, nodes: Nodes) -> None:
+
+class LoadReader:
+    """Reads the mass a joint carries; ``notes`` says what it left out or assumed.
+
+    ``linear``: for a slider (only the mass counts, not the inertia); ``along``: the axis
+    of cylinders and capsules (2: z, 1: y before Webots R2022a).
+    """
+
+    def __init__(self, nodes: Nodes, linear: bool = False, along: int = 2) -> None:
         self.nodes = nodes
+        self.linear, self.along = linear, along
         self.notes: list[str] = []
 
     def carried(self, end_point: Any, env: dict[str, Any]) -> Mass | None:
@@ -66,8 +92,13 @@ class LoadReader:
         value = self.nodes.resolve(value, env)
         if isinstance(value, list):
             return [n for item in value for n in self._expanded(item, env)]
-        expanded = self.nodes.base(value, env) if hasattr(value, "fields") else None
-        return [expanded] if expanded is not None else []
+        if not hasattr(value, "fields"):
+            return []
+        expanded = self.nodes.base(value, env)
+        if expanded is None:
+            self.notes.append(f"{value.label()}: a PROTO not found, or empty: left out")
+            return []
+        return [expanded]
 
     def _bodies(self, value: Any, env: dict[str, Any], rotation: np.ndarray,
                 translation: np.ndarray) -> list[Mass]:
@@ -76,7 +107,7 @@ class LoadReader:
 
     def _node_bodies(self, node: Any, env: dict[str, Any], rotation: np.ndarray,
                      translation: np.ndarray) -> list[Mass]:
-        if node.type in _JOINTS:  # a further joint: its endPoint in the same frame
+        if node.type in _END_POINTS:  # a further joint: its endPoint in the same frame
             return self._bodies(node.fields.get("endPoint"), env, rotation, translation)
         if node.type not in SOLIDS and node.type not in _GROUPS:
             return []
@@ -97,6 +128,8 @@ class LoadReader:
         """The frame of ``node`` (its ``translation`` and ``rotation``) in the joint's."""
         t = self._vector(node, env, "translation", (0.0, 0.0, 0.0), 3)
         r = self._vector(node, env, "rotation", (0.0, 0.0, 1.0, 0.0), 4)
+        if self._vector(node, env, "scale", (1.0, 1.0, 1.0), 3) not in (None, (1.0, 1.0, 1.0)):
+            self.notes.append(f"{node.label()}: field 'scale' not applied")
         if t is None or r is None:
             return rotation, translation
         return rotation @ rotation_matrix(r), translation + rotation @ np.asarray(t)
@@ -107,11 +140,10 @@ class LoadReader:
         as unread, when it is not that (a template value)."""
         if key not in node.fields:
             return default
-        values = numbers(self.nodes.resolve(node.fields[key], env))
-        if len(values) != count or not all(isinstance(v, float) for v in values):
-            self.notes.append(f"{node.label()}: field {key!r} not read (not numbers)")
-            return None
-        return tuple(values)
+        values = counted(self.nodes.resolve(node.fields[key], env), count)
+        if values is None:
+            self.notes.append(f"{node.label()}: field {key!r} not read (not {count} numbers)")
+        return values
 
     def _physics(self, node: Any, env: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
         """A Solid's Physics node (expanded), None without one."""
@@ -132,11 +164,11 @@ class LoadReader:
                 return None  # not numbers: noted
         read = len(self.notes)
         shapes = self._shapes(node.fields.get("boundingObject"), env, np.eye(3), np.zeros(3))
-        mass, note = solid_mass(values["mass"][0], values["density"][0],
-                                values["centerOfMass"], values["inertiaMatrix"], shapes,
-                                complete=len(self.notes) == read)
-        if note:
-            self.notes.append(f"{node.label()}: {note}")
+        mass, notes = solid_mass(values["mass"][0], values["density"][0],
+                                 values["centerOfMass"], values["inertiaMatrix"], shapes,
+                                 complete=len(self.notes) == read)
+        self.notes += [f"{node.label()}: {note}" for note in notes
+                       if not (self.linear and note == IDENTITY_INERTIA)]
         return mass
 
     def _shapes(self, value: Any, env: dict[str, Any], rotation: np.ndarray,
@@ -163,4 +195,4 @@ class LoadReader:
             if value is None:
                 return []
             dims.extend(value)
-        return [primitive(node.type, dims, rotation, translation)]
+        return [primitive(node.type, dims, rotation, translation, self.along)]

@@ -72,9 +72,10 @@ class Primitive:
 
 
 def primitive(kind: str, dims: Sequence[float], rotation: np.ndarray,
-              translation: np.ndarray) -> Primitive:
+              translation: np.ndarray, along: int = 2) -> Primitive:
     """``Box`` (``dims`` = size x, y, z), ``Sphere`` (radius), ``Cylinder`` and
-    ``Capsule`` (radius, height; along z), placed by ``rotation`` and ``translation``."""
+    ``Capsule`` (radius, height; along z, or y with ``along`` 1: Webots before R2022a),
+    placed by ``rotation`` and ``translation``."""
     if kind == "Box":
         x, y, z = dims
         volume = x * y * z
@@ -97,15 +98,24 @@ def primitive(kind: str, dims: Sequence[float], rotation: np.ndarray,
         diagonal = [across, across, (0.5 * cylinder + 0.4 * spheres) * r * r / volume]
     else:
         raise ValueError(f"not a primitive: {kind}")
+    if along == 1:  # the axis's moment (last) on y
+        diagonal = [diagonal[0], diagonal[2], diagonal[1]]
     return Primitive(volume, np.asarray(translation, float),
                      rotation @ np.diag(diagonal) @ rotation.T)
 
 
+#: solid_mass's notes: Webots' fallbacks where a Solid's Physics says too little
+DEFAULT_MASS = "density and no boundingObject: Webots' default mass 1 kg"
+IDENTITY_INERTIA = "no boundingObject and no inertiaMatrix: Webots' identity inertia matrix"
+POINT_MASS = "its mass taken as a point at its center of mass"
+NO_MASS = "its mass is not computed (no volume read)"
+
+
 def solid_mass(mass: float, density: float, center: Sequence[float] | None,
                inertia: Sequence[float] | None, shapes: Sequence[Primitive],
-               complete: bool = True) -> tuple[Mass | None, str]:
+               complete: bool = True) -> tuple[Mass | None, list[str]]:
     """One Solid's mass in its own frame, as Webots computes it from its Physics, and
-    a note ("" if none) where Webots' fallbacks (or ours) were taken.
+    notes where Webots' fallbacks (or ours) were taken.
 
     ``mass`` > 0 wins over ``density`` (else density x the shapes' volume, the volumes
     simply added). The center is ``center`` if given, else the shapes' volume-weighted
@@ -121,30 +131,30 @@ def solid_mass(mass: float, density: float, center: Sequence[float] | None,
         inertia = None
     if mass <= 0.0 and density > 0.0 and volume > 0.0:
         mass = density * volume
-    note = ""
+    notes = []
     if volume > 0.0:
         centroid = sum(s.volume * s.center for s in shapes) / volume
         matrix = sum(mass * s.volume / volume * (s.unit_inertia + _shift(s.center - centroid))
                      for s in shapes)
     elif not complete:
         if mass <= 0.0:
-            return None, "its mass is not computed (no volume read)"
+            return None, [NO_MASS]
         centroid, matrix = np.zeros(3), np.zeros((3, 3))
-        note = "its mass taken as a point at its center of mass"
+        notes.append(POINT_MASS)
     else:
         if mass <= 0.0:
             mass = 1.0
-            note = "density and no boundingObject: Webots' default mass 1 kg and "
+            notes.append(DEFAULT_MASS)
         centroid, matrix = np.zeros(3), np.eye(3)
-        note += "no boundingObject and no inertiaMatrix: Webots' identity inertia matrix"
+        notes.append(IDENTITY_INERTIA)
     if mass <= 0.0:
-        return None, ""
+        return None, []
     if inertia is not None:
         i11, i22, i33, i12, i13, i23 = inertia
         matrix = np.array([[i11, i12, i13], [i12, i22, i23], [i13, i23, i33]], float)
-        note = ""
+        notes = [n for n in notes if n not in (IDENTITY_INERTIA, POINT_MASS)]
     com = np.asarray(center, float) if center is not None else centroid
-    return Mass(mass, com, matrix), note
+    return Mass(mass, com, matrix), notes
 
 
 def rotation_matrix(axis_angle: Sequence[float]) -> np.ndarray:

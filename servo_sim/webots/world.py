@@ -54,7 +54,7 @@ from ..model.config import (
     parse_config,
     parse_field,
 )
-from .loads import SOLIDS, LoadReader, numbers
+from .loads import JOINTS, POSES, SOLIDS, LoadReader, counted, numbers
 from .physics import joint_load, rotation_matrix
 from .protos import locate
 
@@ -80,7 +80,6 @@ BASE_NODES = frozenset("""
     VacuumCup VacuumGripper Viewpoint WorldInfo Zoom
 """.split())
 
-_JOINTS = frozenset({"HingeJoint", "SliderJoint", "Hinge2Joint", "BallJoint"})
 #: Fields whose nodes cannot hold a device (looks, shapes, physics): not walked, and a
 #: PROTO there (an appearance...) is not worth a warning.
 _NO_DEVICES = frozenset({"appearance", "geometry", "boundingObject", "physics",
@@ -128,6 +127,8 @@ _WEBOTS_NAMES = {config: webots for webots, (config, _) in
 _CONFIG_NAME = re.compile(r"\b(" + "|".join(_WEBOTS_NAMES) + r")\b")
 #: servo_sim's inertia where a joint moves no Physics.
 DEFAULT_INERTIA = MotorConfig("m").inertia
+#: kg*m^2: below this, what a joint moves is on its axis (rounding in the file's poses).
+MIN_INERTIA = 1e-12
 #: A field absent from the file (its value is Webots' default).
 _ABSENT = object()
 
@@ -405,8 +406,10 @@ class _Unresolved:
 
 class _Importer:
     def __init__(self, parser: _Parser, source: str,
-                 webots_home: str | Path | None = None) -> None:
+                 webots_home: str | Path | None = None, legacy: bool = False) -> None:
         self.parser = parser
+        #: a world before Webots R2022a: y up by default (NUE), cylinders along y
+        self.legacy = legacy
         self.source = source
         self.webots_home = webots_home
         self.files: dict[Path, _Parser | str] = {}  # PROTO files read (or why not)
@@ -422,10 +425,16 @@ class _Importer:
         self.outside: list[str] = []  # motors not in a joint: name (holder, line)
         #: devices of the robot not simulated: name -> Webots type and where
         self.unsimulated: dict[str, str] = {}
-        self.frame = np.eye(3)  # world <- the frame of the node being visited (rotation)
-        self.gravity, self.up = STANDARD_GRAVITY, np.array([0.0, 0.0, 1.0])  # WorldInfo
-        #: per joint motor: (motor, joint, env, its jointParameters, world <- joint frame)
-        self.joints: list[tuple[dict[str, Any], Node, dict[str, Any], Any, np.ndarray]] = []
+        #: world <- the frame of the node being visited (rotation), and the rotations
+        #: above it that could not be read
+        self.frame: tuple[np.ndarray, tuple[str, ...]] = (np.eye(3), ())
+        self.gravity = STANDARD_GRAVITY  # WorldInfo's
+        self.up = _up("NUE" if legacy else "ENU")
+        #: per joint motor, what its load needs: (motor, joint, env, axis, anchor, frame);
+        #: an axis or anchor a template computes is why it is not read
+        self.joints: list[tuple[dict[str, Any], Node, dict[str, Any], tuple[float, ...] | str,
+                                tuple[float, ...] | str, tuple[np.ndarray, tuple[str, ...]]]] \
+            = []
 
     def error(self, node: Node, name: str | None, field_name: str, value: Any,
               reason: str) -> ConfigError:
@@ -551,16 +560,18 @@ class _Importer:
             name = self.field(node, "name", env, _DEFAULT_NAMES["Robot"])
             self.robots.append((name, self.field(node, "battery", env, []),
                                 len(self.motors), node))
-        elif node.type in _JOINTS:
+        elif node.type in JOINTS:
             self.joint(node, env)
         self.in_robot += node.type == "Robot"
         parent = self.frame
-        rotation = self.field(node, "rotation", env)
-        if (node.type in SOLIDS or node.type in ("Pose", "Transform")) \
-                and isinstance(rotation, tuple) and len(rotation) == 4:
-            self.frame = parent @ rotation_matrix(rotation)
+        if (node.type in SOLIDS or node.type in POSES) and "rotation" in node.fields:
+            rotation = counted(self.field(node, "rotation", env), 4)
+            self.frame = (parent[0] @ rotation_matrix(rotation), parent[1]) \
+                if rotation is not None else \
+                (parent[0], (*parent[1], f"{node.label()}: field 'rotation' not read (not "
+                                         "4 numbers): taken as none"))
         for key, value in node.fields.items():
-            if node.type in _JOINTS and re.fullmatch(r"device\d?", key):
+            if node.type in JOINTS and re.fullmatch(r"device\d?", key):
                 continue  # read by joint()
             if key in _NO_DEVICES or key.endswith("Appearance"):
                 continue
@@ -577,11 +588,11 @@ class _Importer:
             raise self.error(node, None, "basicTimeStep", value, "must be a whole number of "
                              "ms >= 1 (servo_sim steps in whole milliseconds)")
         self.basic_time_step = int(value)
-        system = self.field(node, "coordinateSystem", env, "ENU")
+        system = self.field(node, "coordinateSystem", env, "NUE" if self.legacy else "ENU")
         if system not in ("ENU", "NUE", "EUN"):
             raise self.error(node, None, "coordinateSystem", system,
                              "must be ENU, NUE or EUN")
-        self.up = np.eye(3)[2 if system == "ENU" else 1]
+        self.up = _up(system)
         gravity = self.field(node, "gravity", env, STANDARD_GRAVITY)
         if isinstance(gravity, tuple) and len(gravity) == 3:  # before R2020b: a vector
             vector = np.array(gravity)
@@ -631,7 +642,11 @@ class _Importer:
                     motor["brake_name"] = self.name(d, d_env)
                     self.note(d, d_env, {"name": ("brake_name", 0)})
             self.motors.append(motor)
-            self.joints.append((motor, node, env, params, self.frame))
+            linear = node.type == "SliderJoint"
+            axis = self.vector(params, env, "axis", motor["name"], (0.0, 0.0, 1.0) if linear
+                               else (1.0, 0.0, 0.0), nonzero=True)
+            anchor = self.vector(params, env, "anchor", motor["name"], (0.0, 0.0, 0.0))
+            self.joints.append((motor, node, env, axis, anchor, self.frame))
 
     def passive(self, joint: Node, device: Node, env: dict[str, Any]) -> dict[str, Any]:
         """A joint without a motor: named by its sensor (else its brake), moved only by
@@ -747,48 +762,54 @@ class _Importer:
         """Each joint motor's ``inertia`` and gravity ``load`` from the Physics of what
         its HingeJoint or SliderJoint moves; where there is none, servo_sim's defaults,
         said once per motor."""
-        for motor, joint, env, params, frame in self.joints:
+        for motor, joint, env, axis, anchor, (frame, unread) in self.joints:
             name = motor["name"]
             if joint.type not in ("HingeJoint", "SliderJoint"):
                 log.warning("%s: %r (%s): loads from Physics are read for HingeJoint and "
                             "SliderJoint only: inertia %g and no gravity load (servo_sim's "
                             "defaults)", self.source, name, joint.label(), DEFAULT_INERTIA)
                 continue
-            reader = LoadReader(self)
+            unknown = [v for v in (axis, anchor) if isinstance(v, str)]
+            if unknown:
+                log.warning("%s: %r (%s): %s: inertia %g and no gravity load (servo_sim's "
+                            "defaults)", self.source, name, joint.label(), "; ".join(unknown),
+                            DEFAULT_INERTIA)
+                continue
+            linear = joint.type == "SliderJoint"
+            reader = LoadReader(self, linear, along=1 if self.legacy else 2)
             carried = reader.carried(joint.fields.get("endPoint"), env)
-            if reader.notes:
-                log.warning("%s: %r (%s): its load from Physics: %s", self.source, name,
-                            joint.label(), "; ".join(dict.fromkeys(reader.notes)))
             if carried is None:
                 log.warning("%s: %r (%s): no mass under its endPoint (no Physics): inertia "
                             "%g and no gravity load (servo_sim's defaults)", self.source,
                             name, joint.label(), DEFAULT_INERTIA)
                 continue
-            linear = joint.type == "SliderJoint"
-            axis = self.vector(params, env, "axis", (0.0, 0.0, 1.0) if linear
-                               else (1.0, 0.0, 0.0), nonzero=True)
-            anchor = (0.0, 0.0, 0.0) if linear else \
-                self.vector(params, env, "anchor", (0.0, 0.0, 0.0))
-            fields = joint_load(carried, linear, axis, anchor, motor.get("position", 0.0),
-                                frame.T @ self.up, self.gravity)
-            if fields["inertia"] <= 0.0:  # a point mass on the axis
-                log.warning("%s: %r (%s): the mass it moves is on its axis: inertia %g "
-                            "(servo_sim's default)", self.source, name, joint.label(),
-                            DEFAULT_INERTIA)
+            fields = joint_load(carried, linear, axis, (0.0, 0.0, 0.0) if linear else anchor,
+                                motor.get("position", 0.0), frame.T @ self.up, self.gravity)
+            notes = [*unread, *reader.notes]
+            if fields["inertia"] < MIN_INERTIA:  # a point mass on the axis
+                notes.append(f"the mass it moves is on its axis: inertia {DEFAULT_INERTIA:g} "
+                             "(servo_sim's default)")
                 del fields["inertia"]
+            if notes:
+                log.warning("%s: %r (%s): its load from Physics: %s", self.source, name,
+                            joint.label(), "; ".join(dict.fromkeys(notes)))
             motor.update(fields)
 
-    def vector(self, node: Any, env: dict[str, Any], key: str, default: tuple[float, ...],
-               nonzero: bool = False) -> tuple[float, ...]:
-        """A 3-vector field of a jointParameters node (its default when absent)."""
+    def vector(self, node: Any, env: dict[str, Any], key: str, motor: str,
+               default: tuple[float, ...], nonzero: bool = False) -> tuple[float, ...] | str:
+        """A 3-vector field of a joint's jointParameters (its default when absent); why
+        not where a template computes it."""
         if not isinstance(node, Node) or key not in node.fields:
             return default
         value = self.field(node, key, env)
-        if not (isinstance(value, tuple) and len(value) == 3) or \
-                (nonzero and not any(value)):
-            raise self.error(node, None, key, value,
-                             "must be 3 numbers, not all 0" if nonzero else "must be 3 numbers")
-        return value
+        if isinstance(value, Template):
+            return f"{node.label()}: field {key!r} computed by a template, not read"
+        numbers3 = counted(value, 3)
+        if numbers3 is None or (nonzero and not any(numbers3)):
+            raise ConfigError(f"{self.source}: {node.label()} (motor {motor!r}): field "
+                              f"{key!r} = {_show(value)}: must be 3 numbers"
+                              + (", not all 0" if nonzero else ""))
+        return numbers3
 
     def left_out(self) -> str:
         """What the import leaves out, said once: PROTO instances outside the robot
@@ -845,6 +866,18 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
+def _up(system: str) -> np.ndarray:
+    """The up axis of a WorldInfo.coordinateSystem (its letter U)."""
+    return np.eye(3)[system.index("U")]
+
+
+def _legacy(text: str) -> bool:
+    """A file written before Webots R2022a (its ``#VRML_SIM`` header): y up, cylinders
+    along y."""
+    found = re.match(r"#VRML_SIM R(\d{4})([a-z])", text)
+    return found is not None and (int(found.group(1)), found.group(2)) < (2022, "a")
+
+
 def _cannot_read(path: Path, exc: OSError | UnicodeDecodeError) -> str:
     return f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}"
 
@@ -860,7 +893,7 @@ def load_world(path: str | Path, webots_home: str | Path | None = None) -> World
     parser = _Parser(text, str(path))
     try:
         nodes = parser.parse_file()
-        return _Importer(parser, str(path), webots_home).world(path, nodes)
+        return _Importer(parser, str(path), webots_home, _legacy(text)).world(path, nodes)
     except RecursionError:
         raise ConfigError(f"{path}: nodes nested too deeply to read") from None
 
