@@ -132,10 +132,12 @@ def solid_mass(mass: float, density: float, center: Sequence[float] | None,
     if mass <= 0.0 and density > 0.0 and volume > 0.0:
         mass = density * volume
     notes = []
-    if volume > 0.0:
-        centroid = sum(s.volume * s.center for s in shapes) / volume
-        matrix = sum(mass * s.volume / volume * (s.unit_inertia + _shift(s.center - centroid))
-                     for s in shapes)
+    spread = combined(Mass(mass * s.volume / volume, s.center, mass * s.volume / volume
+                           * s.unit_inertia) for s in shapes) if volume > 0.0 else None
+    if spread is not None:  # the shapes' center and inertia about it
+        centroid, matrix = spread.center, spread.inertia
+    elif volume > 0.0:  # no mass (no mass, no density)
+        return None, []
     elif not complete:
         if mass <= 0.0:
             return None, [NO_MASS]
@@ -147,8 +149,6 @@ def solid_mass(mass: float, density: float, center: Sequence[float] | None,
             notes.append(DEFAULT_MASS)
         centroid, matrix = np.zeros(3), np.eye(3)
         notes.append(IDENTITY_INERTIA)
-    if mass <= 0.0:
-        return None, []
     if inertia is not None:
         i11, i22, i33, i12, i13, i23 = inertia
         matrix = np.array([[i11, i12, i13], [i12, i22, i23], [i13, i23, i33]], float)

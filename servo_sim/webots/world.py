@@ -762,38 +762,41 @@ class _Importer:
         """Each joint motor's ``inertia`` and gravity ``load`` from the Physics of what
         its HingeJoint or SliderJoint moves; where there is none, servo_sim's defaults,
         said once per motor."""
-        for motor, joint, env, axis, anchor, (frame, unread) in self.joints:
-            name = motor["name"]
-            if joint.type not in ("HingeJoint", "SliderJoint"):
-                log.warning("%s: %r (%s): loads from Physics are read for HingeJoint and "
-                            "SliderJoint only: inertia %g and no gravity load (servo_sim's "
-                            "defaults)", self.source, name, joint.label(), DEFAULT_INERTIA)
-                continue
-            unknown = [v for v in (axis, anchor) if isinstance(v, str)]
-            if unknown:
+        for motor, joint, env, axis, anchor, frame in self.joints:
+            why = self.load(motor, joint, env, axis, anchor, frame)
+            if why:
                 log.warning("%s: %r (%s): %s: inertia %g and no gravity load (servo_sim's "
-                            "defaults)", self.source, name, joint.label(), "; ".join(unknown),
+                            "defaults)", self.source, motor["name"], joint.label(), why,
                             DEFAULT_INERTIA)
-                continue
-            linear = joint.type == "SliderJoint"
-            reader = LoadReader(self, linear, along=1 if self.legacy else 2)
-            carried = reader.carried(joint.fields.get("endPoint"), env)
-            if carried is None:
-                log.warning("%s: %r (%s): no mass under its endPoint (no Physics): inertia "
-                            "%g and no gravity load (servo_sim's defaults)", self.source,
-                            name, joint.label(), DEFAULT_INERTIA)
-                continue
-            fields = joint_load(carried, linear, axis, (0.0, 0.0, 0.0) if linear else anchor,
-                                motor.get("position", 0.0), frame.T @ self.up, self.gravity)
-            notes = [*unread, *reader.notes]
-            if fields["inertia"] < MIN_INERTIA:  # a point mass on the axis
-                notes.append(f"the mass it moves is on its axis: inertia {DEFAULT_INERTIA:g} "
-                             "(servo_sim's default)")
-                del fields["inertia"]
-            if notes:
-                log.warning("%s: %r (%s): its load from Physics: %s", self.source, name,
-                            joint.label(), "; ".join(dict.fromkeys(notes)))
-            motor.update(fields)
+
+    def load(self, motor: dict[str, Any], joint: Node, env: dict[str, Any],
+             axis: tuple[float, ...] | str, anchor: tuple[float, ...] | str,
+             frame: tuple[np.ndarray, tuple[str, ...]]) -> str:
+        """One motor's load into ``motor`` (what was assumed or left out said in one
+        warning); why not ("") where the defaults stay."""
+        if joint.type not in ("HingeJoint", "SliderJoint"):
+            return "loads from Physics are read for HingeJoint and SliderJoint only"
+        unknown = [v for v in (axis, anchor) if isinstance(v, str)]
+        if unknown:
+            return "; ".join(unknown)
+        linear = joint.type == "SliderJoint"
+        reader = LoadReader(self, linear, along=1 if self.legacy else 2)
+        carried = reader.carried(joint.fields.get("endPoint"), env)
+        if carried is None:
+            return "no mass under its endPoint (no Physics)"
+        rotation, unread = frame
+        fields = joint_load(carried, linear, axis, anchor, motor.get("position", 0.0),
+                            rotation.T @ self.up, self.gravity)
+        notes = [*unread, *reader.notes]
+        if fields["inertia"] < MIN_INERTIA:  # a point mass on the axis
+            notes.append(f"the mass it moves is on its axis: inertia {DEFAULT_INERTIA:g} "
+                         "(servo_sim's default)")
+            del fields["inertia"]
+        if notes:
+            log.warning("%s: %r (%s): its load from Physics: %s", self.source,
+                        motor["name"], joint.label(), "; ".join(dict.fromkeys(notes)))
+        motor.update(fields)
+        return ""
 
     def vector(self, node: Any, env: dict[str, Any], key: str, motor: str,
                default: tuple[float, ...], nonzero: bool = False) -> tuple[float, ...] | str:
