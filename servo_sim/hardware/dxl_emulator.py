@@ -23,16 +23,13 @@ Command line (a bus to try the plugin with)::
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import select
-import subprocess
 import sys
 import time
-import tty
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+
+from . import emulator
 
 HEADER = bytes((0xFF, 0xFF, 0xFD, 0x00))
 BROADCAST_ID = 0xFE
@@ -358,147 +355,19 @@ class Bus:
         return None
 
 
-def open_pty() -> tuple[int, int, str]:
-    """A raw pseudo-terminal pair: (master fd, slave fd, slave path)."""
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    tty.setraw(master)
-    return master, slave, os.ttyname(slave)
+class EmulatorProcess(emulator.EmulatorProcess):
+    """The emulated Dynamixel bus in a child process; ``port`` is the path to open
+    (``realtime``: see :class:`servo_sim.hardware.emulator.EmulatorProcess`)."""
 
-
-def serve(ids: list[int], control: bool = False) -> None:
-    """Run a bus on a new pty; print its path. With ``control``, answer JSON requests
-    from stdin on stdout (one per line) until "stop" or end of input."""
-    bus = Bus(ids)
-    master, slave, path = open_pty()
-    print(path, flush=True)
-    buffer = bytearray()
-    stdin = sys.stdin.fileno()
-    watch = [master] + ([stdin] if control else [])
-    pending = b""
-    try:
-        while True:
-            readable, _, _ = select.select(watch, [], [], 1.0)
-            if master in readable:
-                chunk = os.read(master, 4096)
-                bus.counts["bytes_in"] += len(chunk)
-                buffer += chunk
-                out = bus.feed(buffer)
-                if out:
-                    bus.counts["bytes_out"] += len(out)
-                    os.write(master, out)
-            if control and stdin in readable:
-                chunk = os.read(stdin, 4096)
-                if not chunk:
-                    return
-                pending += chunk
-                while b"\n" in pending:
-                    line, pending = pending.split(b"\n", 1)
-                    request = tuple(json.loads(line))
-                    if request == ("stop",):
-                        return
-                    print(json.dumps(bus.control(request)), flush=True)
-    finally:
-        os.close(master)
-        os.close(slave)
-
-
-#: SCHED_FIFO priority of a ``realtime`` emulator: above ros2_control's controller manager
-#: thread (50), as a device's own processor would be.
-REALTIME_PRIORITY = 60
-
-
-def _raise_priority(pid: int) -> None:
-    """SCHED_FIFO for ``pid`` if allowed, else nice -5 if allowed, else nothing."""
-    try:
-        os.sched_setscheduler(pid, os.SCHED_FIFO, os.sched_param(REALTIME_PRIORITY))
-        return
-    except (PermissionError, OSError):
-        pass
-    try:
-        os.setpriority(os.PRIO_PROCESS, pid, -5)
-    except PermissionError:
-        pass  # an ordinary user: the emulator runs at the usual priority
-
-
-class EmulatorProcess:
-    """The emulated bus in a child process; ``port`` is the path to open.
-
-    ``realtime`` runs the child under SCHED_FIFO where that is allowed (root, or
-    CAP_SYS_NICE), else at nice -5 where that is, else as usual: servos have processors of
-    their own and always answer in time, while an emulator starved by a busy machine
-    misses dynamixel-sdk's packet timeout (about 34 ms). Measured on 2 cores while a
-    ros2_control stack started beside it: at nice -5 a sync read went unanswered in 1 run
-    of 6, again and again for seconds. The child blocks in ``select`` between packets, so
-    the priority costs the rest of the machine only the packets' work.
-    """
+    MODULE = "servo_sim.hardware.dxl_emulator"
+    WHAT = "Dynamixel emulator"
 
     def __init__(self, ids: list[int], realtime: bool = False) -> None:
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "servo_sim.hardware.dxl_emulator", "--control",
-             "--ids", *map(str, ids)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        if realtime:
-            _raise_priority(self._process.pid)
-        self.port: str = self._line("start")
-
-    def _line(self, what: str) -> str:
-        ready, _, _ = select.select([self._process.stdout], [], [], 30.0)
-        line = self._process.stdout.readline() if ready else ""
-        if not line:
-            self.close()
-            raise RuntimeError(f"the Dynamixel emulator did not answer {what} within 30 s")
-        return line.strip()
-
-    def _ask(self, *request: Any) -> Any:
-        self._process.stdin.write(json.dumps(request) + "\n")
-        self._process.stdin.flush()
-        return json.loads(self._line(repr(request)))
-
-    def silence(self, ids: list[int] | None = None) -> None:
-        """Those servos (all if None) stop answering; ``silence([])`` ends it."""
-        self._ask("silence", ids)
-
-    def corrupt(self, n: int = 1) -> None:
-        """The next ``n`` status packets carry a wrong CRC."""
-        self._ask("corrupt", n)
+        super().__init__(["--ids", *map(str, ids)], realtime)
 
     def hardware_error(self, dxl_id: int, bits: int) -> None:
         """Set Hardware Error Status (e.g. 0x20 overload): alert bit, torque off."""
         self._ask("hardware_error", dxl_id, bits)
-
-    def freeze(self, frozen: bool = True) -> None:
-        """Stop (or restart) the motors inside: present values stay as set."""
-        self._ask("freeze", frozen)
-
-    def get(self, dxl_id: int, address: int, size: int) -> int:
-        """A register of a servo, read behind the bus's back."""
-        return self._ask("get", dxl_id, address, size)
-
-    def set(self, dxl_id: int, address: int, size: int, value: int) -> None:
-        self._ask("set", dxl_id, address, size, value)
-
-    def counts(self) -> dict[str, int]:
-        """Packets received by instruction ('0x82' sync read...), 'crc_error', and the
-        bytes received from and sent to the plugin ('bytes_in', 'bytes_out')."""
-        return self._ask("counts")
-
-    def close(self) -> None:
-        if self._process.poll() is None:
-            try:
-                self._process.stdin.write(json.dumps(["stop"]) + "\n")
-                self._process.stdin.close()
-                self._process.wait(10.0)
-            except (OSError, subprocess.TimeoutExpired):
-                self._process.kill()
-                self._process.wait()
-        self._process.stdout.close()
-
-    def __enter__(self) -> EmulatorProcess:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -510,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="take JSON control requests on stdin (EmulatorProcess)")
     args = parser.parse_args(argv)
     try:
-        serve(args.ids, args.control)
+        emulator.serve(Bus(args.ids), args.control)
     except KeyboardInterrupt:
         pass
     return 0
