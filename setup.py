@@ -21,8 +21,10 @@ setup(
         ("share/servo_sim/config", sorted(str(p.relative_to(here))
                                           for p in (here / "config").glob("*.*"))),
     ],
-    # dynamixel-sdk: the vendor SDK of the dynamixel hardware plugin (pure Python)
-    install_requires=["numpy>=1.24", "PyYAML>=6", "dynamixel-sdk>=3.7"],
+    # the vendor SDKs of the dynamixel and feetech hardware plugins (pure Python; pinned
+    # in requirements/ros-*.txt; feetech-servo-sdk < 2 as LeRobot pins it)
+    install_requires=["numpy>=1.24", "PyYAML>=6", "dynamixel-sdk>=3.7",
+                      "feetech-servo-sdk>=1.0,<2"],
     extras_require={
         "plot": ["matplotlib>=3.6"],
         # the servo panel (servo-sim-panel) without rqt: Qt 5 bindings from PyPI
@@ -35,6 +37,7 @@ setup(
     entry_points={"console_scripts": [
         "servo-sim = servo_sim.cli:main",
         "servo-sim-dxl-emulator = servo_sim.hardware.dxl_emulator:main",
+        "servo-sim-sts-emulator = servo_sim.hardware.sts_emulator:main",
         # the ROS 2 node (as `ros2 run servo_sim servo_sim_node`) and a small client
         "servo_sim_node = servo_sim.ros.entry:node_main",
         "servo-sim-client = servo_sim.ros.entry:client_main",

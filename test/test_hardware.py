@@ -286,9 +286,9 @@ def test_bad_hardware_group(hardware, message):
 
 def test_builtins_and_unknown_names():
     assert load_plugin("sim") is SimHardware
-    assert {"sim", "dynamixel"} <= set(discover())
+    assert {"sim", "dynamixel", "feetech"} <= set(discover())
     with pytest.raises(PluginError, match=r"unknown hardware plugin 'simm' \(known: "
-                       r"dynamixel, sim; or give 'package.module:Class'\)"):
+                       r"dynamixel, feetech, sim; or give 'package.module:Class'\)"):
         load_plugin("simm")
     with pytest.raises(PluginError, match="unknown hardware plugin 'simm'"):
         HardwareSystem(two_motors(plugin="simm"))

@@ -226,6 +226,11 @@ class HardwareComponent(ABC):
         """What motor ``index`` can be commanded to do."""
         return Capabilities.UNKNOWN
 
+    def telemetry(self, index: int) -> dict[str, str]:
+        """What else the device last reported of motor ``index`` (voltage, temperature...),
+        as text by name, for /diagnostics."""
+        return {}
+
     # ------------------------------------------------------------------ helpers
 
     @property

@@ -2,7 +2,7 @@
 
 A name is looked up in this order:
 
-1. the built-ins: ``sim`` (the model) and ``dynamixel``;
+1. the built-ins: ``sim`` (the model), ``dynamixel`` and ``feetech``;
 2. the entry-point group ``servo_sim.hardware`` of the installed distributions::
 
        [project.entry-points."servo_sim.hardware"]
@@ -30,6 +30,7 @@ ENTRY_POINT_GROUP = "servo_sim.hardware"
 BUILTINS: dict[str, str] = {
     "sim": "servo_sim.hardware.sim:SimHardware",
     "dynamixel": "servo_sim.hardware.dynamixel:DynamixelHardware",
+    "feetech": "servo_sim.hardware.feetech:FeetechHardware",
 }
 
 

@@ -46,7 +46,7 @@ def flag_names(flags: StateFlags) -> str:
 
 def diagnostics(node_name: str, hw: Any, time_stamp: Time) -> DiagnosticArray:
     """One status per motor of the HardwareSystem ``hw``: OK / WARN / ERROR and why,
-    with its mode, flags, state and command timeout."""
+    with its mode, flags, state, command timeout and the device's telemetry."""
     modes, flags = reported = hw.report()
     bank = hw.sim.bank
     msg = DiagnosticArray()
@@ -56,7 +56,8 @@ def diagnostics(node_name: str, hw: Any, time_stamp: Time) -> DiagnosticArray:
                   "flags": flag_names(StateFlags(int(flags[i]))),
                   "position": f"{bank.position[i]:.6g}", "velocity": f"{bank.velocity[i]:.6g}",
                   "effort": f"{bank.motor_force[i]:.6g}",
-                  "command_timeout": f"{bank.command_timeout_ms[i] / 1000.0:g}"}
+                  "command_timeout": f"{bank.command_timeout_ms[i] / 1000.0:g}",
+                  **hw.component.telemetry(i)}
         msg.status.append(DiagnosticStatus(
             level=_LEVELS[level], name=f"{node_name}: {bank.names[i]}", message=why,
             hardware_id=hw.plugin_name,

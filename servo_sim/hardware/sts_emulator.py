@@ -1,0 +1,429 @@
+"""A Feetech bus of STS (and SCS) servos, emulated on a pseudo-terminal, each servo
+driven by servo_sim's own motor model.
+
+A test and demo peer for the ``feetech`` plugin, written from Feetech's protocol and
+memory-table documents (not from the SDK, so that the SDK's side is what the tests
+exercise): packets ``FF FF ID LEN INSTR PARAMS CHK`` with ``CHK = ~(ID + LEN + INSTR +
+PARAMS) & 0xFF``; ping, read, write, reg write + action, sync read (each listed servo
+answers in turn) and sync write; a packet with a wrong checksum is ignored (no reply),
+as a real servo does; status packets carry the servo's fault bits (0x01 voltage, 0x02
+angle sensor, 0x04 overheat, 0x08 over-current, 0x20 overload).
+
+Each servo is an STS3215 (model 777, little-endian words, sign-magnitude fields: goal
+and present position and speed in bit 15, present load in bit 10, homing offset in bit
+11) or, with ``--scs``, an SCS0009 (model 1284, big-endian words, unsigned positions, no
+torque limit, current or homing offset in RAM; Lock at 48). Inside, the servos are
+motors of one :class:`servo_sim.model.Simulation` (STS3215 at 7.4 V: 1.91 N*m stall,
+4.71 rad/s no load), stepped in wall-clock time:
+
+==========================  ====================================================
+Torque Enable 0, or a fault   available torque 0 (the passive joint)
+in Unloading Condition
+Torque Limit / Max Torque     available torque = min of the two / 1000 x stall
+Operating Mode 0 (position)   set_position(goal + homing offset, clamped to the
+                              Min/Max Position Limit unless both are 0);
+                              Goal Speed: the speed limit (0: the no-load speed)
+Operating Mode 1 (wheel)      velocity control at Goal Speed
+Acceleration                  x 100 steps/s^2 (0: unlimited)
+P Coefficient                 the model's P gain = P / 3.2 (the factory 32: Webots'
+                              default 10); D and I are stored, not modelled
+Present Position              raw - homing offset; in mode 0 modulo one turn
+Present Load / Current        motor torque / stall x 1000 (0.1 %) / x 2.7 A in 6.5 mA
+==========================  ====================================================
+
+Modes 2 (PWM) and 3 (step) hold still. EEPROM writes take effect whatever Lock says
+(Lock only decides whether a real servo keeps them after power-off).
+
+Run it in a child process (:class:`EmulatorProcess`), as for ``dxl_emulator``; the
+parent injects faults (no reply, a wrong checksum on replies, overload, overheat,
+voltage...), peeks and pokes registers and counts packets.
+
+Command line (a bus to try the plugin with)::
+
+    servo-sim-sts-emulator --ids 1 2 3 4 5 6     # prints the port, e.g. /dev/pts/5
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+from ..model import Simulation, parse_config
+from . import emulator
+
+BROADCAST_ID = 0xFE
+PING, READ, WRITE, REG_WRITE, ACTION, SYNC_READ, SYNC_WRITE = 0x01, 0x02, 0x03, 0x04, 0x05, \
+    0x82, 0x83
+# fault bits (status packets' error byte, Status register)
+VOLTAGE, ANGLE, OVERHEAT, OVERCURRENT, OVERLOAD = 0x01, 0x02, 0x04, 0x08, 0x20
+
+# the memory table (STS3215; the SCS0009 differs where noted)
+MODEL_NUMBER, ID, BAUD_RATE, RESPONSE_LEVEL = 3, 5, 6, 8
+MIN_POSITION_LIMIT, MAX_POSITION_LIMIT, MAX_TEMPERATURE, MAX_VOLTAGE, MIN_VOLTAGE = 9, 11, 13, \
+    14, 15
+MAX_TORQUE, UNLOADING_CONDITION, P_COEFFICIENT, D_COEFFICIENT, I_COEFFICIENT = 16, 19, 21, 22, 23
+HOMING_OFFSET, OPERATING_MODE = 31, 33  # STS only
+TORQUE_ENABLE, ACCELERATION, GOAL_POSITION, GOAL_TIME, GOAL_SPEED = 40, 41, 42, 44, 46
+TORQUE_LIMIT, LOCK = 48, 55  # SCS: Lock at 48, no Torque Limit
+SCS_LOCK = 48
+PRESENT_POSITION, PRESENT_SPEED, PRESENT_LOAD, PRESENT_VOLTAGE = 56, 58, 60, 62
+PRESENT_TEMPERATURE, STATUS, MOVING, PRESENT_CURRENT = 63, 65, 66, 69
+TABLE_SIZE = 87
+EEPROM_FIRST, RAM_FIRST, READ_ONLY_FIRST = 5, 40, 56
+
+STS3215, SCS0009 = 777, 1284
+#: address -> (size, default) of what each series holds (unlisted bytes read 0)
+STS_TABLE: dict[int, tuple[int, int]] = {
+    0: (1, 3), 1: (1, 10), MODEL_NUMBER: (2, STS3215), ID: (1, 1), BAUD_RATE: (1, 0),
+    RESPONSE_LEVEL: (1, 1), MIN_POSITION_LIMIT: (2, 0), MAX_POSITION_LIMIT: (2, 4095),
+    MAX_TEMPERATURE: (1, 70), MAX_VOLTAGE: (1, 80), MIN_VOLTAGE: (1, 40),
+    MAX_TORQUE: (2, 1000), UNLOADING_CONDITION: (1, OVERHEAT | OVERCURRENT | OVERLOAD),
+    P_COEFFICIENT: (1, 32), D_COEFFICIENT: (1, 32), I_COEFFICIENT: (1, 0),
+    HOMING_OFFSET: (2, 0), OPERATING_MODE: (1, 0), TORQUE_ENABLE: (1, 0),
+    ACCELERATION: (1, 0), GOAL_POSITION: (2, 2048), GOAL_TIME: (2, 0), GOAL_SPEED: (2, 0),
+    TORQUE_LIMIT: (2, 1000), LOCK: (1, 1), PRESENT_POSITION: (2, 2048),
+    PRESENT_SPEED: (2, 0), PRESENT_LOAD: (2, 0), PRESENT_VOLTAGE: (1, 74),
+    PRESENT_TEMPERATURE: (1, 30), STATUS: (1, 0), MOVING: (1, 0), PRESENT_CURRENT: (2, 0),
+}
+SCS_TABLE: dict[int, tuple[int, int]] = {
+    **{a: v for a, v in STS_TABLE.items()
+       if a not in (HOMING_OFFSET, OPERATING_MODE, TORQUE_LIMIT, LOCK, PRESENT_CURRENT)},
+    MODEL_NUMBER: (2, SCS0009), MAX_POSITION_LIMIT: (2, 1023), GOAL_POSITION: (2, 512),
+    PRESENT_POSITION: (2, 512), SCS_LOCK: (1, 1),
+}
+#: sign-magnitude fields: address -> the sign bit
+STS_SIGNS = {HOMING_OFFSET: 11, GOAL_POSITION: 15, GOAL_SPEED: 15, PRESENT_POSITION: 15,
+             PRESENT_SPEED: 15, PRESENT_LOAD: 10, PRESENT_CURRENT: 15}
+SCS_SIGNS = {GOAL_SPEED: 15, PRESENT_SPEED: 15, PRESENT_LOAD: 10}
+
+#: the motor inside (STS3215, 7.4 V datasheet: 19.5 kg*cm stall, 0.222 s/60 deg no load,
+#: 2.7 A stall current)
+STALL_TORQUE = 1.91  # N*m
+NO_LOAD_SPEED = 4.71  # rad/s
+STALL_CURRENT = 2.7  # A
+CURRENT_UNIT = 0.0065  # A per Present Current unit
+INERTIA = 0.002  # kg*m^2: the horn and a light link
+P_PER_GAIN = 3.2  # P Coefficient per unit of the model's P gain
+ACCELERATION_UNIT = 100  # steps/s^2 per Acceleration unit
+STEP_MS = 2  # the model's time step
+#: the most wall-clock time one catch-up simulates (a starved emulator loses the rest)
+MAX_CATCH_UP_S = 0.25
+
+
+def checksum(body: bytes) -> int:
+    """``~(ID + LEN + INSTR + PARAMS) & 0xFF`` of the bytes after the header."""
+    return ~sum(body) & 0xFF
+
+
+def packet(servo_id: int, instruction_or_error: int, params: bytes = b"") -> bytes:
+    """A whole packet (instruction or status): header, id, length, ..., checksum."""
+    body = bytes((servo_id, len(params) + 2, instruction_or_error)) + params
+    return b"\xff\xff" + body + bytes((checksum(body),))
+
+
+def to_sign_magnitude(value: int, bit: int) -> int:
+    return (-value) | (1 << bit) if value < 0 else value
+
+
+def from_sign_magnitude(raw: int, bit: int) -> int:
+    return -(raw & ~(1 << bit)) if raw & (1 << bit) else raw
+
+
+class Servo:
+    """One servo's memory table; its motor is ``bus.sim``'s motor ``s<id>``."""
+
+    def __init__(self, servo_id: int, scs: bool = False) -> None:
+        self.id, self.scs = servo_id, scs
+        self.order = "big" if scs else "little"
+        self.layout = SCS_TABLE if scs else STS_TABLE
+        self.signs = SCS_SIGNS if scs else STS_SIGNS
+        self.ticks_per_rev = 1024 if scs else 4096
+        self.table = bytearray(TABLE_SIZE)
+        for address, (size, default) in self.layout.items():
+            self.put(address, size, default)
+        self.put(ID, 1, servo_id)
+        self.faults = 0
+        self.pending: tuple[int, bytes] | None = None  # a reg write, until ACTION
+
+    def raw(self, address: int, size: int) -> int:
+        return int.from_bytes(self.table[address:address + size], self.order)
+
+    def get(self, address: int, size: int) -> int:
+        """A field's value (sign-magnitude fields decoded)."""
+        raw = self.raw(address, size)
+        return from_sign_magnitude(raw, self.signs[address]) if address in self.signs else raw
+
+    def put(self, address: int, size: int, value: int) -> None:
+        if address in self.signs:
+            value = to_sign_magnitude(int(value), self.signs[address])
+        self.table[address:address + size] = (int(value) & ((1 << 8 * size) - 1)).to_bytes(
+            size, self.order)
+
+    def write(self, address: int, data: bytes) -> None:
+        """A write's effect: read-only bytes (below 5 and from 56 on) are left alone."""
+        for k, byte in enumerate(data):
+            if EEPROM_FIRST <= address + k < min(READ_ONLY_FIRST, TABLE_SIZE):
+                self.table[address + k] = byte
+        if self.faults & self.get(UNLOADING_CONDITION, 1):
+            self.put(TORQUE_ENABLE, 1, 0)  # unloaded until the fault is gone
+
+
+class Bus:
+    """Servos on one bus: turns instruction packets into status packets, and moves the
+    motors inside in wall-clock time."""
+
+    TICK_S = 0.02  # serve() calls tick() at least this often
+
+    def __init__(self, ids: list[int], scs: list[int] | tuple[int, ...] = ()) -> None:
+        self.servos = {i: Servo(i, i in scs) for i in ids}
+        self.sim = Simulation(parse_config({
+            "basic_time_step_ms": STEP_MS,
+            "motors": [{"name": f"s{i}", "max_torque": STALL_TORQUE,
+                        "max_velocity": NO_LOAD_SPEED, "inertia": INERTIA} for i in ids]}))
+        self.motors = {i: self.sim.motor(f"s{i}") for i in ids}
+        self.silent: set[int] = set()
+        self.corrupt = 0  # the next N status packets get a wrong checksum
+        self.counts: Counter[str] = Counter()
+        self.frozen = False
+        self._start = time.monotonic()
+        self._simulated = 0.0  # wall-clock seconds the model has caught up with
+        for i in ids:
+            self._apply(i)
+            self._present(i)
+
+    # ------------------------------------------------------------------ the model
+
+    def _rad(self, servo: Servo, ticks: float) -> float:
+        """Raw encoder ticks (2048 = 0 rad for an STS, 512 for an SCS) -> model rad."""
+        middle = servo.ticks_per_rev // 2
+        return (ticks - middle) * 2.0 * math.pi / servo.ticks_per_rev
+
+    def _apply(self, i: int) -> None:
+        """The registers' commands to the motor inside."""
+        s, motor = self.servos[i], self.motors[i]
+        rad_per_tick = 2.0 * math.pi / s.ticks_per_rev
+        limit = s.get(MAX_TORQUE, 2) if s.scs else min(s.get(MAX_TORQUE, 2),
+                                                        s.get(TORQUE_LIMIT, 2))
+        on = s.get(TORQUE_ENABLE, 1) == 1 and not s.faults & s.get(UNLOADING_CONDITION, 1)
+        motor.set_available_torque(min(limit, 1000) / 1000.0 * STALL_TORQUE if on else 0.0)
+        motor.set_control_pid(s.get(P_COEFFICIENT, 1) / P_PER_GAIN, 0.0, 0.0)
+        acceleration = s.get(ACCELERATION, 1)
+        motor.set_acceleration(acceleration * ACCELERATION_UNIT * rad_per_tick
+                               if acceleration else -1.0)
+        speed = s.get(GOAL_SPEED, 2) * rad_per_tick
+        mode = 0 if s.scs else s.get(OPERATING_MODE, 1)
+        if mode == 0:
+            goal = s.get(GOAL_POSITION, 2)
+            low, high = s.get(MIN_POSITION_LIMIT, 2), s.get(MAX_POSITION_LIMIT, 2)
+            if low or high:
+                goal = max(low, min(high, goal))
+            offset = 0 if s.scs else s.get(HOMING_OFFSET, 2)
+            motor.set_position(self._rad(s, goal + offset))
+            motor.set_velocity(min(abs(speed), NO_LOAD_SPEED) if speed else NO_LOAD_SPEED)
+        else:
+            motor.set_position(math.inf)
+            motor.set_velocity(max(-NO_LOAD_SPEED, min(NO_LOAD_SPEED, speed))
+                               if mode == 1 else 0.0)
+
+    def _present(self, i: int) -> None:
+        """The motor inside to the Present registers."""
+        s, motor = self.servos[i], self.motors[i]
+        per_rad = s.ticks_per_rev / (2.0 * math.pi)
+        raw = s.ticks_per_rev // 2 + motor.position * per_rad
+        present = round(raw - (0 if s.scs else s.get(HOMING_OFFSET, 2)))
+        if s.scs or s.get(OPERATING_MODE, 1) == 0:
+            present %= s.ticks_per_rev
+        s.put(PRESENT_POSITION, 2, present)
+        s.put(PRESENT_SPEED, 2, round(motor.velocity * per_rad))
+        load = max(-1000, min(1000, round(motor.motor_force / STALL_TORQUE * 1000)))
+        s.put(PRESENT_LOAD, 2, 1000 if s.faults & OVERLOAD else load)
+        if not s.scs:
+            current = abs(load) / 1000.0 * STALL_CURRENT / CURRENT_UNIT
+            s.put(PRESENT_CURRENT, 2, round(current))
+        s.put(MOVING, 1, int(abs(motor.velocity) * per_rad > 10))
+
+    def tick(self) -> None:
+        """Step the model up to now (wall-clock time), at most MAX_CATCH_UP_S at once."""
+        now = time.monotonic() - self._start
+        if self.frozen:
+            self._simulated = now
+            return
+        behind = now - self._simulated
+        if behind > MAX_CATCH_UP_S:
+            self._simulated = now - MAX_CATCH_UP_S
+        steps = int((now - self._simulated) * 1000) // STEP_MS
+        if steps:
+            self.sim.step(steps)
+            self._simulated += steps * STEP_MS / 1000.0
+            for i in self.servos:
+                self._present(i)
+
+    # ------------------------------------------------------------------ the protocol
+
+    def _reply(self, i: int, params: bytes = b"") -> bytes:
+        if i in self.silent:
+            return b""
+        out = packet(i, self.servos[i].faults, params)
+        if self.corrupt:
+            self.corrupt -= 1
+            out = out[:-1] + bytes((out[-1] ^ 0xFF,))
+        return out
+
+    def _write(self, i: int, address: int, data: bytes) -> None:
+        self.servos[i].write(address, data)
+        self._apply(i)
+
+    def handle(self, servo_id: int, instruction: int, params: bytes) -> bytes:
+        """The bytes the bus sends back for one (checksum-verified) instruction."""
+        self.tick()
+        self.counts[f"0x{instruction:02x}"] += 1
+        if instruction == SYNC_READ and servo_id == BROADCAST_ID and len(params) >= 2:
+            address, size = params[0], params[1]
+            out = b""
+            for i in params[2:]:
+                if i not in self.servos or i in self.silent:
+                    break  # the servos after a silent one wait for its reply
+                out += self._reply(i, bytes(self.servos[i].table[address:address + size]))
+            return out
+        if instruction == SYNC_WRITE and servo_id == BROADCAST_ID and len(params) >= 2:
+            address, size = params[0], params[1]
+            for k in range(2, len(params) - size, size + 1):
+                i = params[k]
+                if i in self.servos and i not in self.silent:
+                    self._write(i, address, params[k + 1:k + 1 + size])
+            return b""
+        targets = list(self.servos) if servo_id == BROADCAST_ID else (
+            [servo_id] if servo_id in self.servos else [])
+        out = b""
+        for i in targets:
+            s = self.servos[i]
+            answer = instruction in (PING, READ) or s.get(RESPONSE_LEVEL, 1) == 1
+            if instruction == READ and len(params) == 2:
+                out += self._reply(i, bytes(s.table[params[0]:params[0] + params[1]]))
+                continue
+            if instruction == WRITE and params:
+                self._write(i, params[0], params[1:])
+            elif instruction == REG_WRITE and params:
+                s.pending = (params[0], params[1:])
+            elif instruction == ACTION and s.pending is not None:
+                self._write(i, *s.pending)
+                s.pending = None
+            elif instruction != PING:
+                continue  # not an instruction of this servo: no reply
+            if answer:
+                out += self._reply(i)
+        return out if servo_id != BROADCAST_ID else b""
+
+    def feed(self, buffer: bytearray) -> bytes:
+        """Consume every whole packet at the front of ``buffer``; the replies."""
+        out = b""
+        while True:
+            start = buffer.find(b"\xff\xff")
+            if start < 0:
+                del buffer[:max(0, len(buffer) - 1)]
+                return out
+            del buffer[:start]
+            if len(buffer) >= 3 and buffer[2] == 0xFF:
+                del buffer[:1]  # FF FF FF: the header is the last two
+                continue
+            if len(buffer) < 4:
+                return out
+            length = buffer[3]
+            if length < 2:
+                del buffer[:2]
+                continue
+            if len(buffer) < 4 + length:
+                return out
+            frame = bytes(buffer[:4 + length])
+            del buffer[:4 + length]
+            if checksum(frame[2:-1]) != frame[-1]:
+                self.counts["checksum_error"] += 1
+                continue  # ignored, as a real servo does
+            out += self.handle(frame[2], frame[4], frame[5:-1])
+
+    # ------------------------------------------------------------------ the parent
+
+    def control(self, request: tuple) -> Any:
+        """A request from the parent process (see :class:`EmulatorProcess`)."""
+        kind, *args = request
+        if kind == "silence":
+            self.silent = set(args[0]) if args[0] is not None else set(self.servos)
+        elif kind == "corrupt":
+            self.corrupt = args[0]
+        elif kind == "freeze":
+            self.tick()
+            self.frozen = bool(args[0])
+        elif kind == "fault":
+            servo_id, bits = args
+            s = self.servos[servo_id]
+            s.faults = bits
+            s.put(STATUS, 1, bits)
+            s.put(PRESENT_VOLTAGE, 1, s.get(MIN_VOLTAGE, 1) - 1 if bits & VOLTAGE else 74)
+            s.put(PRESENT_TEMPERATURE, 1,
+                  s.get(MAX_TEMPERATURE, 1) + 1 if bits & OVERHEAT else 30)
+            s.write(TORQUE_ENABLE, b"")  # unloads if the fault is one that does
+            self._apply(servo_id)
+        elif kind == "get":
+            self.tick()
+            servo_id, address, size = args
+            return self.servos[servo_id].get(address, size)
+        elif kind == "set":
+            servo_id, address, size, value = args
+            s = self.servos[servo_id]
+            s.put(address, size, value)
+            if address == PRESENT_POSITION:  # move the motor inside there
+                offset = 0 if s.scs else s.get(HOMING_OFFSET, 2)
+                self.sim.bank.position[list(self.servos).index(servo_id)] = \
+                    self._rad(s, value + offset)
+            elif address < PRESENT_POSITION:
+                self._apply(servo_id)
+        elif kind == "counts":
+            return dict(self.counts)
+        return None
+
+
+class EmulatorProcess(emulator.EmulatorProcess):
+    """The emulated Feetech bus in a child process; ``port`` is the path to open
+    (``realtime``: see :class:`servo_sim.hardware.emulator.EmulatorProcess`)."""
+
+    MODULE = "servo_sim.hardware.sts_emulator"
+    WHAT = "Feetech emulator"
+
+    def __init__(self, ids: list[int], scs: list[int] | tuple[int, ...] = (),
+                 realtime: bool = False) -> None:
+        super().__init__(["--ids", *map(str, ids)] + (["--scs", *map(str, scs)] if scs
+                                                        else []), realtime)
+
+    def fault(self, servo_id: int, bits: int) -> None:
+        """A fault condition (VOLTAGE, OVERHEAT, OVERLOAD... or'ed; 0 ends it): in the
+        Status register and every status packet; the servo unloads for those in its
+        Unloading Condition (overheat, over-current, overload)."""
+        self._ask("fault", servo_id, bits)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``servo-sim-sts-emulator --ids 1 2``: print the port, serve until Ctrl-C."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ids", type=int, nargs="+", default=[1],
+                        help="servo ids on the bus (default: 1)")
+    parser.add_argument("--scs", type=int, nargs="*", default=[],
+                        help="those ids are SCS0009 servos (big-endian), not STS3215")
+    parser.add_argument("--control", action="store_true",
+                        help="take JSON control requests on stdin (EmulatorProcess)")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.scs) - set(args.ids))
+    if unknown:
+        parser.error(f"--scs {unknown[0]}: not one of --ids")
+    try:
+        emulator.serve(Bus(args.ids, args.scs), args.control)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

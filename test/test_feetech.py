@@ -1,0 +1,469 @@
+"""The feetech plugin against an emulated STS/SCS bus on a pseudo-terminal.
+
+The emulator (``servo_sim.hardware.sts_emulator``) runs in a child process, speaks the
+wire protocol and moves each servo with servo_sim's model; the plugin drives the other
+end through the real feetech-servo-sdk. Expected register values are computed by hand
+from the STS units (4096 ticks per turn, ticks/s, 100 ticks/s^2, 0.1 %).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+
+import pytest
+import scservo_sdk as scs
+from hypothesis import given
+from hypothesis import strategies as st
+
+from servo_sim.hardware import (
+    Capabilities,
+    CommandRefusedError,
+    HardwareSystem,
+    LifecycleState,
+    PluginError,
+    StateFlags,
+)
+from servo_sim.hardware import sts_emulator as emu
+from servo_sim.hardware import system as system_module
+from servo_sim.model import Motor, parse_config
+
+STALL = 1.91  # N*m: the plugin's default stall torque (STS3215, 7.4 V)
+TICK = 2 * math.pi / 4096  # rad per tick
+STEPS_PER_RETRY = system_module.RECOVERY_PERIOD_MS // 8
+
+
+@pytest.fixture
+def bus():
+    with emu.EmulatorProcess([1, 2, 3]) as process:
+        yield process
+
+
+def config(port, motors=("a", "b", "c"), limits=(-2.5, 2.5), **extra):
+    hardware = {"plugin": "feetech", "port": port, "baud_rate": 1000000,
+                **{m: {"id": i + 1} for i, m in enumerate(motors)}, **extra}
+    return parse_config({"basic_time_step_ms": 8, "hardware": hardware,
+                         "motors": [{"name": m, "max_torque": 1.5, "max_velocity": 4.0,
+                                     "min_position": limits[0], "max_position": limits[1]}
+                                    for m in motors]})
+
+
+@pytest.fixture
+def hw(bus):
+    system = HardwareSystem(config(bus.port))
+    assert system.start(), system.component.reason
+    yield system
+    system.shutdown()
+
+
+def recover(hw, limit=3 * STEPS_PER_RETRY):
+    for _ in range(limit):
+        hw.cycle()
+        if hw.active:
+            return
+    raise AssertionError(f"not recovered: {hw.component.reason}")
+
+
+# --------------------------------------------------------------------------- the protocol
+
+
+def test_checksums_of_the_manuals_examples():
+    # Feetech's protocol manual: ping id 1 is FF FF 01 02 01 FB; reading 2 bytes of
+    # Present Position (0x38) of id 1 is FF FF 01 04 02 38 02 BE
+    assert emu.packet(1, emu.PING) == bytes.fromhex("FFFF010201FB")
+    assert emu.packet(1, emu.READ, bytes((0x38, 2))) == bytes.fromhex("FFFF0104023802BE")
+
+
+@given(st.integers(-32767, 32767))
+def test_sign_magnitude_matches_the_sdk(value):
+    assert emu.to_sign_magnitude(value, 15) == scs.SCS_TOSCS(value, 15)
+    assert emu.from_sign_magnitude(scs.SCS_TOSCS(value, 15), 15) == value
+
+
+def test_emulator_over_the_pty_with_the_sdk():
+    with emu.EmulatorProcess([1, 2], scs=[2]) as bus:
+        port, ph = scs.PortHandler(bus.port), scs.protocol_packet_handler()
+        assert port.openPort() and port.setBaudRate(1000000)
+        try:
+            # model numbers: 777 little-endian (STS3215), 1284 big-endian (SCS0009)
+            assert ph.readTxRx(port, 1, emu.MODEL_NUMBER, 2) == ([0x09, 0x03], scs.COMM_SUCCESS, 0)
+            assert ph.readTxRx(port, 2, emu.MODEL_NUMBER, 2) == ([0x05, 0x04], scs.COMM_SUCCESS, 0)
+            # a packet with a wrong checksum is ignored: no reply at all
+            before = bus.counts()
+            port.writePort(bytes.fromhex("FFFF010201FA"))  # ping, checksum off by one
+            port.setPacketTimeout(6)
+            assert ph.rxPacket(port)[1] == scs.COMM_RX_TIMEOUT
+            after = bus.counts()
+            assert after["checksum_error"] == before.get("checksum_error", 0) + 1
+            assert after.get("0x01", 0) == before.get("0x01", 0)
+            # a read-only register is left alone by a write
+            assert ph.writeTxRx(port, 1, emu.PRESENT_POSITION, 2, [0, 0]) == (scs.COMM_SUCCESS, 0)
+            assert bus.get(1, emu.PRESENT_POSITION, 2) != 0
+            # sync read: several ids, one instruction packet, each its own byte order
+            count = bus.counts().get("0x82", 0)
+            reader = scs.GroupSyncRead(port, ph, emu.MAX_POSITION_LIMIT, 2)
+            reader.addParam(1)
+            reader.addParam(2)
+            assert reader.txRxPacket() == scs.COMM_SUCCESS
+            assert reader.data_dict == {1: [0xFF, 0x0F], 2: [0x03, 0xFF]}  # 4095 LE, 1023 BE
+            assert bus.counts()["0x82"] == count + 1
+            # a fault is in the error byte of every status packet, and in Status
+            bus.fault(1, emu.OVERLOAD)
+            assert ph.readTxRx(port, 1, emu.STATUS, 1) == ([0x20], scs.COMM_SUCCESS, 0x20)
+            bus.fault(1, 0)
+            assert ph.readTxRx(port, 1, emu.STATUS, 1) == ([0], scs.COMM_SUCCESS, 0)
+            # silence, and a wrong checksum on the reply
+            bus.silence([1])
+            assert ph.readTxRx(port, 1, emu.STATUS, 1)[1] == scs.COMM_RX_TIMEOUT
+            bus.silence([])
+            bus.corrupt(1)
+            assert ph.readTxRx(port, 1, emu.STATUS, 1)[1] == scs.COMM_RX_CORRUPT
+            assert ph.readTxRx(port, 1, emu.STATUS, 1)[1] == scs.COMM_SUCCESS
+        finally:
+            port.closePort()
+
+
+def test_the_emulated_servo_moves_as_its_model():
+    """A goal 1024 ticks away at Goal Speed 1000 ticks/s: the motor inside runs at the
+    speed limit, 1000 x 2 pi / 4096 = 1.534 rad/s, then closes the rest at P = 32 / 3.2
+    = 10 /s (Webots' P control: e(t) = e0 exp(-10 t)) and settles on the goal."""
+    b = emu.Bus([1])
+    b.servos[1].write(emu.TORQUE_ENABLE, bytes((1,)))
+    b.servos[1].write(emu.GOAL_POSITION, (3072).to_bytes(2, "little") + bytes(2)
+                      + (1000).to_bytes(2, "little"))
+    b._apply(1)
+    b.sim.step(100)  # 0.2 s: accelerating (1.91 N*m / 0.002 kg*m^2) then at the limit
+    assert b.motors[1].velocity == pytest.approx(1000 * TICK, rel=1e-9)
+    b.sim.step(1000)  # 2 s more: ~1 s at the limit, then e0 = 1.534 / 10 rad decays
+    b._present(1)
+    assert b.servos[1].get(emu.PRESENT_POSITION, 2) == pytest.approx(3072, abs=1)
+    assert b.servos[1].get(emu.MOVING, 1) == 0
+
+
+# --------------------------------------------------------------------------- settings
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"port": None}, "setting 'port' = None: must be a serial port path"),
+    ({"baud_rate": 4000000}, "setting 'baud_rate' = 4000000: must be one of 4800, "),
+    ({"a": {"id": 300}}, "motor 'a': hardware setting 'id' = 300: must be an integer 0..252"),
+    ({"a": {"id": 2}}, "id 2 is given to more than one motor"),
+    ({"a": {"id": 1, "direction": 2}},
+     "motor 'a': hardware setting 'direction' = 2: must be 1 or -1"),
+    ({"a": {"id": 1, "homing_offset": 3000}},
+     "motor 'a': hardware setting 'homing_offset' = 3000: must be an integer -2047..2047"),
+    ({"a": {"id": 1, "coefficients": [16, 32]}},
+     "motor 'a': hardware setting 'coefficients' = [16, 32]: must be 3 integers 0..254"),
+    ({"a": {"id": 1, "stall_torque": 0}},
+     "motor 'a': hardware setting 'stall_torque' = 0: must be a number > 0"),
+    ({"a": {"id": 1, "torque_constant": 1.0}},
+     "motor 'a': unknown hardware setting 'torque_constant'"),
+    ({"serial": "/dev/ttyACM1"}, "unknown setting(s) 'serial'"),
+])
+def test_bad_settings_fail_at_start_up_with_one_message(change, message):
+    raw = config("/dev/null", motors=("a", "b"))
+    hardware = {k: v for k, v in {**raw.hardware, **change}.items() if v is not None}
+    with pytest.raises(PluginError, match="^" + re.escape("<dict>: hardware 'feetech': "
+                                                           + message)):
+        HardwareSystem(parse_config({"hardware": hardware,
+                                     "motors": [{"name": "a"}, {"name": "b"}]}))
+
+
+LEROBOT = {  # LeRobot's calibration file form (one entry per motor name)
+    "a": {"id": 1, "drive_mode": 0, "homing_offset": -300, "range_min": 1000,
+          "range_max": 3000},
+    "b": {"id": 2, "drive_mode": 1, "homing_offset": 120, "range_min": 800,
+          "range_max": 3400},
+    "c": {"id": 3, "drive_mode": 0, "homing_offset": 0, "range_min": 0, "range_max": 4095},
+}
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: c.pop("c"), "motor 'c': not in calibration {path!r} (it has a, b)"),
+    (lambda c: c["b"].update(id=7),
+     "motor 'b': hardware setting 'id' = 2, but calibration {path!r} gives id 7"),
+    (lambda c: c["a"].pop("range_max"), "calibration {path!r}: motor 'a': no 'range_max'"),
+    (lambda c: c["a"].update(range_min=3500),
+     "calibration {path!r}: motor 'a': range_min 3500 > range_max 3000"),
+])
+def test_a_calibration_file_that_does_not_match_the_config_is_one_error(tmp_path, edit,
+                                                                       message):
+    calibration = json.loads(json.dumps(LEROBOT))
+    edit(calibration)
+    path = tmp_path / "so101.json"
+    path.write_text(json.dumps(calibration))
+    with pytest.raises(PluginError, match="^" + re.escape(
+            "<dict>: hardware 'feetech': " + message.format(path=str(path)))):
+        HardwareSystem(config("/dev/null", calibration=str(path)))
+
+
+def test_a_missing_port_does_not_start_and_does_not_raise(caplog):
+    hw = HardwareSystem(config("/dev/servo_sim_no_such_port"))
+    with caplog.at_level(logging.WARNING, "servo_sim"):
+        assert not hw.start()
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert "cannot open /dev/servo_sim_no_such_port" in caplog.text
+    hw.step(3)
+    assert hw.state is LifecycleState.UNCONFIGURED
+
+
+# --------------------------------------------------------------------------- start-up
+
+
+def test_configure_and_activate_write_the_settings(bus, hw):
+    assert hw.state is LifecycleState.ACTIVE
+    for i in (1, 2, 3):
+        assert bus.get(i, emu.TORQUE_ENABLE, 1) == 1
+        assert bus.get(i, emu.OPERATING_MODE, 1) == 0
+        assert bus.get(i, emu.TORQUE_LIMIT, 2) == 785  # 1.5 / 1.91 = 78.53 %
+        assert bus.get(i, emu.P_COEFFICIENT, 1) == 32  # the servo's own, left alone
+        assert hw.flags("abc"[i - 1]) == StateFlags.READY | StateFlags.ENABLED
+    assert hw.component.capabilities(0) == (
+        Capabilities.POSITION_COMMAND | Capabilities.VELOCITY_COMMAND
+        | Capabilities.TRAPEZOIDAL_COMMAND | Capabilities.VELOCITY_LIMIT
+        | Capabilities.ACCELERATION_LIMIT | Capabilities.AVAILABLE_FORCE)
+    for call, args in ((Motor.set_torque, (0.5,)), (Motor.set_control_pid, (10.0, 0.0, 0.0))):
+        with pytest.raises(CommandRefusedError, match=f"motor 'a': {call.__name__} not "
+                           "supported by hardware 'feetech'"):
+            hw.command("a", call, *args)
+    hw.deactivate()
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("limits, message", [
+    ((-2.5, 3.2), "motor 'a' (id 1): max_position 3.2 rad is beyond the servo's "
+                  "Max_Position_Limit 4095 ticks (3.1401 rad)"),  # 2047 x 2 pi / 4096 = 3.14006
+    ((-3.2, 2.5), "motor 'a' (id 1): min_position -3.2 rad is beyond the servo's "
+                  "Min_Position_Limit 0 ticks (-3.1416 rad)"),
+    ((0.0, 0.0), "motor 'a' (id 1): the config has no min_position/max_position, but the "
+                 "servo turns only within Min_Position_Limit 0 (-3.1416 rad) .. "
+                 "Max_Position_Limit 4095 (3.1401 rad): set them within those"),
+])
+def test_the_servos_angle_limits_are_checked_against_the_config(bus, limits, message):
+    system = HardwareSystem(config(bus.port, limits=limits))
+    assert not system.start()
+    assert system.component.reason == message
+    assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0  # nothing moves
+    system.shutdown()
+
+
+def test_multi_turn_servos_take_any_limits(bus):
+    bus.set(1, emu.MAX_POSITION_LIMIT, 2, 0)  # 0 .. 0: multi-turn
+    system = HardwareSystem(config(bus.port, motors=("a",), limits=(0.0, 0.0)))
+    assert system.start(), system.component.reason
+    system.shutdown()
+
+
+def test_an_unknown_model_number_is_one_error_and_nothing_moves(bus):
+    bus.set(2, emu.MODEL_NUMBER, 2, 1234)
+    system = HardwareSystem(config(bus.port))
+    assert not system.start()
+    assert system.component.reason == (
+        "motor 'b' (id 2): unknown model number 1234 (bytes d2 04): not a servo this plugin "
+        "knows (STS3215 777, STS3250 2825, SM8512BL 11272, SCS0009 1284)")
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [0, 0, 0]
+    system.shutdown()
+
+
+def test_the_lerobot_calibration_is_written_and_used(bus, tmp_path):
+    path = tmp_path / "so101.json"
+    path.write_text(json.dumps(LEROBOT))
+    bus.freeze()
+    system = HardwareSystem(config(bus.port, limits=(-1.5, 1.5), calibration=str(path)))
+    assert system.start(), system.component.reason
+    # the file's homing offset (sign-magnitude, bit 11) and range are in the servos now
+    assert bus.get(1, emu.HOMING_OFFSET, 2) == -300
+    assert bus.get(2, emu.HOMING_OFFSET, 2) == 120
+    assert (bus.get(2, emu.MIN_POSITION_LIMIT, 2), bus.get(2, emu.MAX_POSITION_LIMIT, 2)) \
+        == (800, 3400)
+    # 0 rad is the middle of the range; drive_mode 1 turns the joint the other way
+    bus.set(1, emu.PRESENT_POSITION, 2, 2000 + 512)  # a: middle 2000, a quarter turn more
+    bus.set(2, emu.PRESENT_POSITION, 2, 2100 + 512)  # b: middle 2100, drive_mode 1
+    system.cycle()
+    assert system.sim.motor("a").position == pytest.approx(math.pi / 4)
+    assert system.sim.motor("b").position == pytest.approx(-math.pi / 4)
+    system.command("b", Motor.set_position, 0.5)
+    system.cycle()
+    assert bus.get(2, emu.GOAL_POSITION, 2) == round(2100 - 0.5 / TICK) == 1774
+    system.shutdown()
+
+
+def test_a_calibrated_range_narrower_than_the_config_is_refused(bus, tmp_path):
+    path = tmp_path / "so101.json"
+    path.write_text(json.dumps(LEROBOT))
+    system = HardwareSystem(config(bus.port, limits=(-2.0, 1.5), calibration=str(path)))
+    assert not system.start()
+    # a: range 1000 .. 3000 around 2000: +-1000 ticks = +-1.5340 rad
+    assert system.component.reason == ("motor 'a' (id 1): min_position -2 rad is beyond the "
+                                       "servo's Min_Position_Limit 1000 ticks (-1.5340 rad)")
+    system.shutdown()
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def test_commands_become_registers(bus, hw):
+    bus.freeze()
+    hw.command("a", Motor.set_position, math.pi / 2)
+    hw.command("a", Motor.set_velocity, 1.0)
+    hw.command("a", Motor.set_acceleration, 10.0)
+    hw.command("b", Motor.set_position, math.inf)
+    hw.command("b", Motor.set_velocity, -2.0)
+    hw.command("c", Motor.set_available_torque, 0.955)
+    hw.cycle()
+    assert bus.get(1, emu.GOAL_POSITION, 2) == 2048 + 1024  # pi/2 = a quarter of 4096
+    assert bus.get(1, emu.GOAL_SPEED, 2) == round(1.0 / TICK) == 652
+    assert bus.get(1, emu.ACCELERATION, 1) == round(10.0 / TICK / 100) == 65
+    assert bus.get(2, emu.OPERATING_MODE, 1) == 1  # wheel
+    assert bus.get(2, emu.GOAL_SPEED, 2) == round(-2.0 / TICK) == -1304
+    assert bus.get(3, emu.TORQUE_LIMIT, 2) == 500  # 0.955 / 1.91
+    hw.command("a", Motor.set_available_torque, 0.0)  # Webots: the motor is off
+    hw.cycle()
+    assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0
+    assert bus.get(3, emu.TORQUE_ENABLE, 1) == 1
+    before = bus.counts().get("0x03", 0)
+    hw.step(10)
+    assert bus.counts().get("0x03", 0) == before  # written once, not every cycle
+
+
+def test_huge_commands_saturate_the_registers_and_keep_the_bus_up(bus):
+    system = HardwareSystem(config(bus.port, limits=(0.0, 0.0)))
+    bus.set(1, emu.MAX_POSITION_LIMIT, 2, 0)
+    bus.set(2, emu.MAX_POSITION_LIMIT, 2, 0)
+    bus.set(3, emu.MAX_POSITION_LIMIT, 2, 0)
+    assert system.start(), system.component.reason
+    bus.freeze()
+    system.command("a", Motor.set_position, 1e7)
+    system.command("a", Motor.set_acceleration, 1e9)
+    system.command("b", Motor.set_position, -1e7)
+    system.step(3)
+    assert system.active, system.component.reason
+    assert bus.get(1, emu.GOAL_POSITION, 2) == 32767
+    assert bus.get(1, emu.ACCELERATION, 1) == 254
+    assert bus.get(2, emu.GOAL_POSITION, 2) == -32767
+    system.shutdown()
+
+
+def test_state_conversions_and_telemetry(bus, hw):
+    bus.freeze()
+    bus.set(1, emu.PRESENT_POSITION, 2, 3072)
+    bus.set(1, emu.PRESENT_SPEED, 2, -100)
+    bus.set(1, emu.PRESENT_LOAD, 2, -500)  # sign in bit 10
+    bus.set(1, emu.PRESENT_CURRENT, 2, 200)
+    bus.set(1, emu.PRESENT_VOLTAGE, 1, 73)
+    hw.cycle()
+    a = hw.sim.motor("a")
+    assert a.position == pytest.approx(math.pi / 2)
+    assert a.velocity == pytest.approx(-100 * TICK)  # -0.1534 rad/s
+    assert a.motor_force == pytest.approx(-0.5 * STALL)  # 50 % of the stall torque
+    assert hw.component.telemetry(0) == {"voltage": "7.3", "temperature": "30",
+                                         "moving": "0", "current": "1.3000"}  # 200 x 6.5 mA
+
+
+def test_one_sync_read_and_one_sync_write_per_cycle(bus, hw):
+    before = bus.counts()
+    hw.step(20)
+    after = bus.counts()
+    assert after["0x82"] - before["0x82"] == 20
+    assert after["0x83"] - before["0x83"] == 20
+    assert after.get("0x02", 0) == before.get("0x02", 0)
+    assert after.get("0x03", 0) == before.get("0x03", 0)
+
+
+def test_the_servo_follows_a_position_command(bus, hw):
+    hw.command("a", Motor.set_position, 1.0)
+    for _ in range(10_000):  # wall time inside the emulator; bounded by the cycle count
+        hw.cycle()
+        if abs(hw.sim.motor("a").position - 1.0) < 0.005:
+            break
+    assert hw.sim.motor("a").position == pytest.approx(1.0, abs=0.005)
+
+
+def test_a_mixed_bus_with_an_scs_servo():
+    with emu.EmulatorProcess([1, 2], scs=[2]) as bus:
+        bus.freeze()
+        system = HardwareSystem(config(bus.port, motors=("a", "b"), limits=(-2.5, 2.5)))
+        assert system.start(), system.component.reason
+        bus.set(2, emu.PRESENT_POSITION, 2, 512 + 128)  # SCS: 1024 per turn, 512 at 0
+        system.cycle()
+        assert system.sim.motor("b").position == pytest.approx(math.pi / 4)
+        system.command("b", Motor.set_position, -math.pi / 2)
+        system.cycle()
+        assert bus.get(2, emu.GOAL_POSITION, 2) == 512 - 256  # big-endian on the wire
+        assert not system.component.capabilities(1) & Capabilities.AVAILABLE_FORCE
+        system.shutdown()
+        assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2)] == [0, 0]
+
+
+# --------------------------------------------------------------------------- faults
+
+
+def test_silent_servo_halts_then_recovers(bus, hw, caplog):
+    bus.silence([2])
+    with caplog.at_level(logging.INFO, "servo_sim"):
+        hw.cycle()
+        assert hw.state is LifecycleState.UNCONFIGURED
+        assert hw.flags("b") & StateFlags.COMMUNICATION_FAILURE
+        assert not hw.flags("a") & StateFlags.COMMUNICATION_FAILURE
+        assert hw.component.reason == ("motor 'b' (id 2): sync read: [TxRxResult] There is "
+                                       "no status packet!")
+        writes = bus.counts()["0x83"]
+        hw.step(STEPS_PER_RETRY + 2)
+        assert hw.state is LifecycleState.UNCONFIGURED
+        assert bus.counts()["0x83"] == writes
+        bus.silence([])
+        recover(hw)
+    assert hw.flags("b") == StateFlags.READY | StateFlags.ENABLED
+    assert "hardware 'feetech': recovered (was: motor 'b' (id 2): read Model Number" \
+        in caplog.text
+
+
+def test_a_wrong_checksum_is_a_communication_failure(bus, hw):
+    bus.corrupt(1)
+    hw.cycle()
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert "[TxRxResult] Incorrect status packet!" in hw.component.reason
+    recover(hw)
+
+
+@pytest.mark.parametrize("bits, text", [
+    (emu.OVERLOAD, "overload"), (emu.OVERHEAT, "overheating"),
+    (emu.OVERLOAD | emu.OVERCURRENT, "over-current, overload")])
+def test_a_servo_fault_halts_unloads_and_recovers_when_it_clears(bus, hw, caplog, bits, text):
+    with caplog.at_level(logging.INFO, "servo_sim"):
+        bus.fault(3, bits)
+        hw.cycle()
+        assert hw.state is LifecycleState.UNCONFIGURED
+        assert hw.flags("c") & StateFlags.ERROR
+        assert hw.component.faults[2] == f"motor 'c' (id 3): hardware error: {text}"
+        assert bus.get(3, emu.TORQUE_ENABLE, 1) == 0  # the servo unloaded
+        hw.step(STEPS_PER_RETRY + 2)  # still there: configure refuses
+        assert hw.state is LifecycleState.UNCONFIGURED
+        bus.fault(3, 0)
+        recover(hw)
+    assert bus.get(3, emu.TORQUE_ENABLE, 1) == 1
+    assert hw.flags("c") == StateFlags.READY | StateFlags.ENABLED
+    assert f"read: motor 'c' (id 3): hardware error: {text}; commands halted" in caplog.text
+
+
+def test_a_voltage_error_is_a_warning_and_the_servo_keeps_going(bus, hw):
+    bus.fault(1, emu.VOLTAGE)
+    hw.cycle()
+    assert hw.active
+    assert hw.flags("a") == StateFlags.READY | StateFlags.ENABLED | StateFlags.WARNING
+    assert hw.component.faults[0] == "motor 'a' (id 1): warning: input voltage error"
+    assert hw.component.telemetry(0)["voltage"] == "3.9"  # below Min_Voltage_Limit 4.0 V
+    bus.fault(1, 0)
+    hw.cycle()
+    assert hw.flags("a") == StateFlags.READY | StateFlags.ENABLED
+    assert hw.component.faults[0] == ""
+
+
+def test_shutdown_switches_every_torque_off(bus):
+    system = HardwareSystem(config(bus.port))
+    assert system.start()
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [1, 1, 1]
+    system.shutdown()
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [0, 0, 0]
