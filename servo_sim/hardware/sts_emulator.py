@@ -191,6 +191,7 @@ class Bus:
         self.frozen = False
         self._start = time.monotonic()
         self._simulated = 0.0  # wall-clock seconds the model has caught up with
+        self._applied: dict[int, dict[str, tuple]] = {}  # per servo: the model's commands
         for i in ids:
             self._apply(i)
             self._present(i)
@@ -203,17 +204,14 @@ class Bus:
         return (ticks - middle) * 2.0 * math.pi / servo.ticks_per_rev
 
     def _apply(self, i: int) -> None:
-        """The registers' commands to the motor inside."""
-        s, motor = self.servos[i], self.motors[i]
+        """The registers' commands to the motor inside (each model command only when its
+        value changed: a command costs the model a refresh)."""
+        s = self.servos[i]
         rad_per_tick = 2.0 * math.pi / s.ticks_per_rev
         limit = s.get(MAX_TORQUE, 2) if s.scs else min(s.get(MAX_TORQUE, 2),
                                                         s.get(TORQUE_LIMIT, 2))
         on = s.get(TORQUE_ENABLE, 1) == 1 and not s.faults & s.get(UNLOADING_CONDITION, 1)
-        motor.set_available_torque(min(limit, 1000) / 1000.0 * STALL_TORQUE if on else 0.0)
-        motor.set_control_pid(s.get(P_COEFFICIENT, 1) / P_PER_GAIN, 0.0, 0.0)
         acceleration = s.get(ACCELERATION, 1)
-        motor.set_acceleration(acceleration * ACCELERATION_UNIT * rad_per_tick
-                               if acceleration else -1.0)
         speed = s.get(GOAL_SPEED, 2) * rad_per_tick
         mode = 0 if s.scs else s.get(OPERATING_MODE, 1)
         if mode == 0:
@@ -222,12 +220,22 @@ class Bus:
             if low or high:
                 goal = max(low, min(high, goal))
             offset = 0 if s.scs else s.get(HOMING_OFFSET, 2)
-            motor.set_position(self._rad(s, goal + offset))
-            motor.set_velocity(min(abs(speed), NO_LOAD_SPEED) if speed else NO_LOAD_SPEED)
+            position = self._rad(s, goal + offset)
+            velocity = min(abs(speed), NO_LOAD_SPEED) if speed else NO_LOAD_SPEED
         else:
-            motor.set_position(math.inf)
-            motor.set_velocity(max(-NO_LOAD_SPEED, min(NO_LOAD_SPEED, speed))
-                               if mode == 1 else 0.0)
+            position = math.inf
+            velocity = max(-NO_LOAD_SPEED, min(NO_LOAD_SPEED, speed)) if mode == 1 else 0.0
+        commands = {
+            "set_available_torque": (min(limit, 1000) / 1000.0 * STALL_TORQUE if on else 0.0,),
+            "set_control_pid": (s.get(P_COEFFICIENT, 1) / P_PER_GAIN, 0.0, 0.0),
+            "set_acceleration": (acceleration * ACCELERATION_UNIT * rad_per_tick
+                                 if acceleration else -1.0,),
+            "set_position": (position,), "set_velocity": (velocity,)}
+        applied = self._applied.setdefault(i, {})
+        for name, args in commands.items():
+            if applied.get(name) != args:
+                getattr(self.motors[i], name)(*args)
+                applied[name] = args
 
     def _present(self, i: int) -> None:
         """The motor inside to the Present registers."""
