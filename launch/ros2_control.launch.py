@@ -1,5 +1,9 @@
 """servo_sim under ros2_control: ``ros2 launch servo_sim ros2_control.launch.py``.
 
+``robot:=so101`` brings up the SO-101 arm (six Feetech STS3215), ``robot:=dynamixel`` a
+pan-tilt pair of XM430s, the default a simulated arm and gripper; ``hardware:=sim``
+simulates a real-servo config, ``hardware:=feetech port:=/dev/ttyACM0`` drives the arm.
+
 Starts the servo_sim node (its motors configured by ``config`` and by the URDF's
 ``<limit>`` tags, through its ``robot_description`` parameter), robot_state_publisher,
 ros2_control's ``controller_manager`` with the URDF's ``<ros2_control>`` block
@@ -33,14 +37,26 @@ from servo_sim.ros.launch_args import USE_SIM_TIME, flag, number
 
 SHARE = Path(get_package_share_directory("servo_sim"))
 CONTROLLERS = ("forward_position_controller", "joint_trajectory_controller")
+#: robot:= -> the files of config/ it brings up: (urdf, config, controllers)
+ROBOTS = {
+    "servo_sim": ("servo_sim.urdf", "servo_sim.yaml", "ros2_controllers.yaml"),
+    "dynamixel": ("dynamixel.urdf", "dynamixel.yaml", "dynamixel_controllers.yaml"),
+    "so101": ("so101.urdf", "so101.yaml", "so101_controllers.yaml"),
+}
 ARGUMENTS = (
-    ("urdf", str(SHARE / "config" / "servo_sim.urdf"),
+    ("robot", "servo_sim",
+     "The shipped robot whose files (config/<robot>.urdf, .yaml and controllers) are the "
+     "defaults of urdf, config and controllers: " + ", ".join(ROBOTS) + " (SO-101 arm: "
+     "so101)."),
+    ("urdf", "",
      "URDF with the joints (their <limit> tags configure the motors) and a <ros2_control> "
-     "block using topic_based_ros2_control/TopicBasedSystem."),
-    ("config", str(SHARE / "config" / "servo_sim.yaml"),
-     "ROS parameters file with the motors (the servo_sim config format)."),
-    ("controllers", str(SHARE / "config" / "ros2_controllers.yaml"),
-     "controller_manager parameters: the controllers and their joints."),
+     "block using topic_based_ros2_control/TopicBasedSystem; empty: the robot's."),
+    ("config", "",
+     "ROS parameters file with the motors (the servo_sim config format); empty: the "
+     "robot's."),
+    ("controllers", "",
+     "controller_manager parameters: the controllers and their joints; empty: the "
+     "robot's."),
     ("controller", "joint_trajectory_controller",
      "Controller to activate: " + " or ".join(CONTROLLERS) + " (the other is loaded "
      "inactive)."),
@@ -52,8 +68,11 @@ ARGUMENTS = (
     ("real_time_factor", "1.0",
      "Simulated seconds per wall-clock second (simulated hardware; use with "
      "use_sim_time:=true to run the controllers at that pace too)."),
-    ("port", "", "Serial port of a real-servo config (e.g. /dev/ttyUSB0); empty: the "
-                 "config's hardware.port."),
+    ("hardware", "",
+     "Hardware plugin of the motors: sim (the model), dynamixel, feetech or another; empty: "
+     "the config's hardware.plugin. hardware:=sim simulates a real-servo config."),
+    ("port", "", "Serial port of a real-servo config (e.g. /dev/ttyUSB0, /dev/ttyACM0); "
+                 "empty: the config's hardware.port."),
     ("respawn", "false",
      "Start the servo_sim node again if it exits (after 2 s); the controllers pick its "
      "states up again (README: when the node goes away)."),
@@ -90,7 +109,13 @@ def _nodes(context):
     def arg(name: str) -> str:
         return LaunchConfiguration(name).perform(context)
 
-    urdf = Path(arg("urdf")).read_text()
+    robot = arg("robot")
+    if robot not in ROBOTS:
+        raise ValueError(f"robot:={robot!r}: must be one of {', '.join(ROBOTS)}")
+    urdf_file, config_file, controllers_file = (
+        arg(name) or str(SHARE / "config" / default)
+        for name, default in zip(("urdf", "config", "controllers"), ROBOTS[robot]))
+    urdf = Path(urdf_file).read_text()
     active = arg("controller")
     if active not in CONTROLLERS:
         raise ValueError(f"controller:={active!r}: must be one of {', '.join(CONTROLLERS)}")
@@ -100,6 +125,8 @@ def _nodes(context):
     node_parameters = {"robot_description": urdf, "basic_time_step_ms": step_ms,
                        "joint_states_rate": rate * JOINT_STATES_RATIO, **clocked,
                        "real_time_factor": number(arg("real_time_factor"), "real_time_factor")}
+    if arg("hardware"):
+        node_parameters["hardware.plugin"] = arg("hardware")
     if arg("port"):
         node_parameters["hardware.port"] = arg("port")
     spawners = [Node(package="controller_manager", executable="spawner",
@@ -111,13 +138,13 @@ def _nodes(context):
     return [
         Node(package="servo_sim", executable="servo_sim_node", name="servo_sim",
              output="screen", emulate_tty=True, remappings=REMAPPINGS,
-             parameters=[arg("config"), node_parameters],
+             parameters=[config_file, node_parameters],
              respawn=flag(arg("respawn"), "respawn"), respawn_delay=RESPAWN_DELAY_S,
              arguments=["--ros-args", "--log-level", arg("log_level")]),
         Node(package="robot_state_publisher", executable="robot_state_publisher",
              parameters=[{"robot_description": urdf, **clocked}]),
         Node(package="controller_manager", executable="ros2_control_node", output="screen",
-             parameters=[arg("controllers"), {"update_rate": rate, **clocked}]),
+             parameters=[controllers_file, {"update_rate": rate, **clocked}]),
         *spawners,
     ]
 

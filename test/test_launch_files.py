@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -51,12 +52,20 @@ def _plain(parameters: dict) -> dict:
     return {value(k): value(v) for k, v in parameters.items()}
 
 
+def _file(parameter_file) -> Path:
+    """The path of a launch_ros ParameterFile."""
+    from launch import LaunchContext
+
+    return Path(parameter_file.evaluate(LaunchContext()))
+
+
 def test_ros2_control_launch_file_describes_the_stack():
     require_ros("launch_ros", need="ros_launch")
     arguments, nodes_with = described("ros2_control.launch.py")
-    assert [a.name for a in arguments] == ["urdf", "config", "controllers", "controller",
-                                           "update_rate", "use_sim_time", "real_time_factor",
-                                           "port", "respawn", "log_level"]
+    assert [a.name for a in arguments] == ["robot", "urdf", "config", "controllers",
+                                           "controller", "update_rate", "use_sim_time",
+                                           "real_time_factor", "hardware", "port", "respawn",
+                                           "log_level"]
     assert all(a.description for a in arguments)
 
     nodes = nodes_with()
@@ -72,9 +81,18 @@ def test_ros2_control_launch_file_describes_the_stack():
         assert manager_parameters == {"update_rate": int(rate), "use_sim_time": True}
     for name, value in (("update_rate", "300"), ("update_rate", "fast"),
                         ("use_sim_time", "yes"), ("controller", "pid"),
-                        ("real_time_factor", "fast"), ("respawn", "maybe")):
+                        ("real_time_factor", "fast"), ("respawn", "maybe"),
+                        ("robot", "so100")):
         with pytest.raises(ValueError, match=f"{name}:="):
             nodes_with(**{name: value})
+    # robot:= picks the shipped files; hardware:= and port:= override the config's
+    node, _, manager = nodes_with(robot="so101", hardware="sim", port="/dev/pts/9")[:3]
+    assert _file(node._Node__parameters[0]).name == "so101.yaml"
+    given = _plain(node._Node__parameters[1])  # strings kept as YAML
+    assert yaml.safe_load(given["hardware.plugin"]) == "sim"
+    assert yaml.safe_load(given["hardware.port"]) == "/dev/pts/9"
+    assert "shoulder_pan" in given["robot_description"]
+    assert _file(manager._Node__parameters[0]).name == "so101_controllers.yaml"
     executables = [(n.node_package, n.node_executable) for n in nodes]
     assert executables[:3] == [("servo_sim", "servo_sim_node"),
                                ("robot_state_publisher", "robot_state_publisher"),

@@ -1,7 +1,8 @@
 """The ros2_control stack as users start it, ``ros2 launch servo_sim ros2_control.launch.py``
 in a process group of its own: Ctrl-C ends it all in a stated time; on simulated time
 (``use_sim_time:=true``) pausing the node pauses the controllers and ``real_time_factor``
-paces the trajectory; and the Dynamixel config drives the emulated servos.
+paces the trajectory; the Dynamixel config drives the emulated servos; and the SO-101
+arm comes up simulated or on its (emulated) Feetech bus by one argument.
 
 Skipped, with the reason, where ros2_control is not installed (it is not on PyPI)."""
 
@@ -29,6 +30,7 @@ from ros2_control_stack import (  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
 from servo_sim.hardware import dxl_emulator as emu  # noqa: E402
+from servo_sim.hardware import sts_emulator as sts  # noqa: E402
 
 SHARE = Path(get_package_share_directory("servo_sim"))
 #: Ctrl-C to the launch's group ends every process within this (about 2 s measured).
@@ -135,3 +137,39 @@ def test_dynamixel_servos_follow_a_trajectory_under_ros2_control(stack):
         # the node's shutdown switched the torque off
         assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2)] == [0, 0], launch.output
 
+
+
+SO101 = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
+#: a pose within every joint's limits of config/so101.yaml (rad)
+SO101_POSE = [0.4, -0.3, 0.3, 0.2, -0.5, 0.2]
+
+
+def test_the_so101_arm_simulated_follows_a_trajectory(stack):
+    """Issue 21: the SO-101 config (six Feetech servos) simulated by one argument."""
+    launch, client = stack("robot:=so101", "hardware:=sim", joints=SO101)
+    assert "on hardware 'sim'" in launch.output
+    status, result, _ = client.follow([(1.5, SO101_POSE)])
+    assert status == SUCCEEDED, result.error_string
+    client.wait_positions(SO101_POSE, [0.02] * 6, timeout=2.0)
+
+
+def _sts_position(bus: sts.EmulatorProcess, servo_id: int) -> float:
+    """Present Position in rad (the plugin's default 2048 ticks at 0 rad, 4096 per turn)."""
+    return (bus.get(servo_id, sts.PRESENT_POSITION, 2) - 2048) * 2 * math.pi / 4096
+
+
+def test_the_so101_arm_on_feetech_servos_follows_a_trajectory(stack):
+    """The same arm on its real plugin, the emulated STS3215 bus on the port."""
+    with sts.EmulatorProcess(list(range(1, 7)), realtime=True) as bus:
+        launch, client = stack("robot:=so101", "hardware:=feetech", f"port:={bus.port}",
+                               joints=SO101)
+        assert "on hardware 'feetech'" in launch.output
+        status, result, _ = client.follow([(1.5, SO101_POSE)])
+        why = "\n".join(line for line in launch.output.splitlines() if "tolerance" in line)
+        assert status == SUCCEEDED, f"{result.error_string}: {client.states[-1][1]}\n{why}"
+        # the emulated servos themselves moved there, not only the node's state
+        for servo_id, target in enumerate(SO101_POSE, start=1):
+            assert _sts_position(bus, servo_id) == pytest.approx(target, abs=0.02), servo_id
+        assert launch.interrupt() < CTRL_C_LIMIT_S
+        assert [bus.get(i, sts.TORQUE_ENABLE, 1) for i in range(1, 7)] == [0] * 6, \
+            launch.output

@@ -18,7 +18,8 @@ CONFIG = load_config(ROOT / "config" / "servo_sim.yaml")
 NODE_INTERFACES = {"position", "velocity", "effort"}
 #: the shipped robots for launch/ros2_control.launch.py: (URDF, config, controllers)
 ROBOTS = [("servo_sim.urdf", "servo_sim.yaml", "ros2_controllers.yaml"),
-          ("dynamixel.urdf", "dynamixel.yaml", "dynamixel_controllers.yaml")]
+          ("dynamixel.urdf", "dynamixel.yaml", "dynamixel_controllers.yaml"),
+          ("so101.urdf", "so101.yaml", "so101_controllers.yaml")]
 robots = pytest.mark.parametrize("urdf, config, controllers", [
     tuple((ROOT / "config" / name) for name in robot) for robot in ROBOTS],
     ids=[robot[0] for robot in ROBOTS])

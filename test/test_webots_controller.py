@@ -30,6 +30,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from servo_sim.hardware import dxl_emulator as emu
+from servo_sim.hardware import sts_emulator as sts
 from servo_sim.model import Simulation
 
 DT = 8  # ms
@@ -874,6 +875,36 @@ def test_the_readme_pan_tilt_example_on_the_shipped_dynamixel_config(tmp_path, b
     assert (float(words[5]), float(words[8])) == (pytest.approx(1.0, abs=0.01),
                                                   pytest.approx(-0.5, abs=0.01)), r.stderr
     assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0 and bus.get(2, emu.TORQUE_ENABLE, 1) == 0
+
+
+def test_a_controller_drives_the_so101_arm_on_feetech_servos(tmp_path):
+    """Issue 21: ``servo-sim controller`` on the shipped SO-101 config, its port the
+    emulated STS3215 bus: the same script as on the model, in real time, torque off at
+    the end."""
+    shipped = yaml.safe_load((REPO / "config" / "so101.yaml").read_text())
+    parameters = shipped["/**/servo_sim"]["ros__parameters"]
+    with sts.EmulatorProcess(list(range(1, 7))) as bus:
+        parameters["hardware"]["port"] = bus.port
+        r = controller(tmp_path, """
+            import json
+            from controller import Robot
+            robot = Robot()
+            pan, elbow = robot.getDevice("shoulder_pan"), robot.getDevice("elbow_flex")
+            sensor = pan.getPositionSensor()
+            sensor.enable(8)
+            while robot.step(8) != -1:
+                pan.setPosition(0.5)  # again after a recovery (a loaded machine's timeout)
+                elbow.setPosition(-0.3)
+            print(json.dumps([robot.getTime(), sensor.getValue()]))
+        """, shipped, "--duration", "2.0")
+        assert r.returncode == 0, r.stderr
+        [[t, position]] = printed(r.stdout)
+        assert t == 2.0
+        assert position == pytest.approx(0.5, abs=0.01)  # the emulated servo got there
+        # 0.5 rad = 326 ticks past 2048; -0.3 rad = 196 ticks before it
+        assert bus.get(1, sts.GOAL_POSITION, 2) == 2048 + round(0.5 / (2 * math.pi) * 4096)
+        assert bus.get(3, sts.GOAL_POSITION, 2) == 2048 - round(0.3 / (2 * math.pi) * 4096)
+        assert [bus.get(i, sts.TORQUE_ENABLE, 1) for i in range(1, 7)] == [0] * 6
 
 
 def readme_example(command: str) -> tuple[list[str], list[str]]:
