@@ -114,7 +114,7 @@ def _nodes(context):
         raise ValueError(f"robot:={robot!r}: must be one of {', '.join(ROBOTS)}")
     urdf_file, config_file, controllers_file = (
         arg(name) or str(SHARE / "config" / default)
-        for name, default in zip(("urdf", "config", "controllers"), ROBOTS[robot]))
+        for name, default in zip(("urdf", "config", "controllers"), ROBOTS[robot], strict=True))
     urdf = Path(urdf_file).read_text()
     active = arg("controller")
     if active not in CONTROLLERS:
