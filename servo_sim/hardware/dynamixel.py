@@ -65,16 +65,10 @@ try:
 except ImportError as exc:  # pragma: no cover - the registry reports it
     raise ImportError(f"{exc}; install the vendor SDK: pip install dynamixel-sdk") from exc
 
-from ..model.config import MotorConfig, ros_name
-from .base import (
-    CallbackReturn,
-    Capabilities,
-    HardwareComponent,
-    HardwareInfo,
-    Mode,
-    StateFlags,
-    command_modes,
-)
+from ..model.config import MotorConfig
+from .base import CallbackReturn, Capabilities, HardwareInfo, Mode, StateFlags
+from .serial_bus import SerialBusHardware
+from .serial_bus import register as _register
 
 log = logging.getLogger("servo_sim")
 
@@ -113,17 +107,11 @@ _DEFAULTS: dict[str, Any] = {
 }
 
 
-def _register(value: float, low: int, high: int) -> int:
-    """``value`` in register units, clamped to the register's range [low, high] before
-    rounding (so that a huge or infinite command cannot overflow the register)."""
-    return round(min(max(value, low), high))
-
-
 def _le(value: int, size: int) -> list[int]:
     return list(int(value).to_bytes(size, "little", signed=True))
 
 
-class DynamixelHardware(HardwareComponent):
+class DynamixelHardware(SerialBusHardware):
     """X-series servos on one Protocol 2.0 bus (see the module docstring)."""
 
     SETTINGS: ClassVar[Mapping[str, str]] = {
@@ -135,32 +123,14 @@ class DynamixelHardware(HardwareComponent):
 
     def on_init(self, info: HardwareInfo) -> CallbackReturn:
         super().on_init(info)
-        settings = info.settings
-        port = settings.get("port")
-        if not isinstance(port, str) or not port:
-            return self.fail(f"setting 'port' = {port!r}: must be a serial port path")
-        baud = settings.get("baud_rate", 1000000)
-        if baud not in BAUD_RATES or isinstance(baud, bool):
-            return self.fail(f"setting 'baud_rate' = {baud!r}: must be one of "
-                             + ", ".join(map(str, BAUD_RATES)))
-        known = {"plugin", "port", "baud_rate"} | {ros_name(m.name) for m in info.motors} \
-            | {m.name for m in info.motors}
-        extra = sorted(set(settings) - known)
-        if extra:
-            return self.fail(f"unknown setting(s) {', '.join(map(repr, extra))} (known: port, "
-                             "baud_rate and one group per motor)")
-        self.port_name, self.baud_rate = port, baud
-        self.ids: list[int] = []
-        self.units: list[dict[str, Any]] = []
+        why = self.parse_bus(info, BAUD_RATES)
+        if why:
+            return self.fail(why)
         for m in info.motors:
             reason = self._parse_motor(m, info.motor_settings(m))
             if reason:
                 return self.fail(f"motor {m.name!r}: {reason}")
-        if len(set(self.ids)) != len(self.ids):
-            dup = next(i for i in self.ids if self.ids.count(i) > 1)
-            return self.fail(f"id {dup} is given to more than one motor")
-        self.port = None
-        return CallbackReturn.SUCCESS
+        return self.check_ids()
 
     def _parse_motor(self, m: MotorConfig, group: Mapping[str, Any]) -> str:
         """Validate one motor's settings into ``self.ids``/``self.units``; '' or why not."""
@@ -206,17 +176,9 @@ class DynamixelHardware(HardwareComponent):
 
     def on_configure(self) -> CallbackReturn:
         """Open the port, ping every servo, check its error status, read its state."""
-        self._close()
-        self.port = dxl.PortHandler(self.port_name)
         self.packet = dxl.PacketHandler(2.0)
-        try:
-            opened = self.port.openPort() and self.port.setBaudRate(self.baud_rate)
-        except Exception as exc:  # noqa: BLE001 - pyserial's SerialException, OSError
-            opened = False
-            self.reason = f"cannot open {self.port_name}: {exc}"
-        if not opened:
-            self.port = None
-            return self.fail(self.reason or f"cannot open {self.port_name} at {self.baud_rate}")
+        if not self.open_port(dxl.PortHandler(self.port_name)):
+            return CallbackReturn.FAILURE
         for i, dxl_id in enumerate(self.ids):
             model, result, _ = self.packet.ping(self.port, dxl_id)
             if result != dxl.COMM_SUCCESS:
@@ -251,21 +213,6 @@ class DynamixelHardware(HardwareComponent):
             self.flags[:] = StateFlags.READY | StateFlags.ENABLED
         return ret
 
-    def on_deactivate(self) -> CallbackReturn:
-        self._torque_all(0)
-        self.flags[:] = StateFlags.READY
-        return CallbackReturn.SUCCESS
-
-    def on_cleanup(self) -> CallbackReturn:
-        self._close()
-        return CallbackReturn.SUCCESS
-
-    def on_shutdown(self) -> CallbackReturn:
-        if self.port is not None:
-            self._torque_all(0)
-        self._close()
-        return CallbackReturn.SUCCESS
-
     def on_error(self) -> CallbackReturn:
         """Reboot the servos that report a hardware error; the system reconfigures."""
         if self.port is not None:
@@ -275,12 +222,6 @@ class DynamixelHardware(HardwareComponent):
         return CallbackReturn.SUCCESS
 
     # ------------------------------------------------------------------ cycle
-
-    def read(self, time: float, period: float) -> CallbackReturn:
-        return self._read_present()
-
-    def write(self, time: float, period: float) -> CallbackReturn:
-        return self._send()
 
     def capabilities(self, index: int) -> Capabilities:
         caps = (Capabilities.POSITION_COMMAND | Capabilities.VELOCITY_COMMAND
@@ -346,23 +287,6 @@ class DynamixelHardware(HardwareComponent):
         return (_le(current, 2) + _le(velocity, 4) + _le(profile_acceleration, 4)
                 + _le(profile_velocity, 4) + _le(position, 4))
 
-    def _send(self) -> CallbackReturn:
-        """The commands of every servo: settings where they changed, then the goals (the
-        command modes taken once from the bank for both)."""
-        modes = command_modes(self.bank)
-        ret = self._write_settings(modes)
-        return self._write_goals(modes) if ret is CallbackReturn.SUCCESS else ret
-
-    def _write_goals(self, modes: np.ndarray) -> CallbackReturn:
-        """One sync write of the goals of every servo."""
-        self.writer.clearParam()
-        for i, dxl_id in enumerate(self.ids):
-            self.writer.addParam(dxl_id, self._goal_bytes(i, int(modes[i])))
-        result = self.writer.txPacket()
-        if result != dxl.COMM_SUCCESS:
-            return self._lost(None, "sync write", result)
-        return CallbackReturn.SUCCESS
-
     def _write_settings(self, modes: np.ndarray) -> CallbackReturn:
         """Operating mode, Current Limit, torque and gains of the servos where they changed."""
         bank = self.bank
@@ -426,29 +350,6 @@ class DynamixelHardware(HardwareComponent):
     def _torque_all(self, value: int) -> None:
         for dxl_id in self.ids:
             self.packet.write1ByteTxRx(self.port, dxl_id, TORQUE_ENABLE, value)
-
-    def _close(self) -> None:
-        if getattr(self, "port", None) is not None:
-            try:
-                self.port.closePort()
-            except Exception:  # noqa: BLE001 - closing a dead port
-                pass
-            self.port = None
-
-    # ------------------------------------------------------------------ errors
-
-    def _flag(self, i: int, flag: StateFlags) -> None:
-        self.flags[i] = (int(self.flags[i]) | flag) & ~int(StateFlags.ENABLED)
-
-    def _lost(self, i: int | None, what: str, result: int,
-              code: CallbackReturn = CallbackReturn.ERROR) -> CallbackReturn:
-        """A transaction with motor ``i`` (every motor: None) failed: flag it, say why."""
-        why = f"{what}: {self.packet.getTxRxResult(result)}"
-        for k in range(len(self.ids)) if i is None else (i,):
-            self._flag(k, StateFlags.COMMUNICATION_FAILURE)
-        if i is not None:
-            why = f"motor {self.bank.names[i]!r} (id {self.ids[i]}): {why}"
-        return self.fail(why, code)
 
     def _hardware_error(self, i: int, bits: int) -> None:
         names = [text for bit, text in HARDWARE_ERRORS.items() if bits & bit] or [f"0x{bits:02x}"]

@@ -75,15 +75,9 @@ except ImportError as exc:  # pragma: no cover - the registry reports it
     raise ImportError(f"{exc}; install the vendor SDK: pip install feetech-servo-sdk") from exc
 
 from ..model.config import MotorConfig, ros_name
-from .base import (
-    CallbackReturn,
-    Capabilities,
-    HardwareComponent,
-    HardwareInfo,
-    Mode,
-    StateFlags,
-    command_modes,
-)
+from .base import CallbackReturn, Capabilities, HardwareInfo, Mode, StateFlags
+from .serial_bus import SerialBusHardware
+from .serial_bus import register as _register
 
 # the memory table (STS/SMS; SCS where noted)
 MODEL_NUMBER, MIN_POSITION_LIMIT, MAX_POSITION_LIMIT = 3, 9, 11
@@ -116,11 +110,6 @@ DEFAULT_STALL_TORQUE = 1.91
 _MOTOR_KEYS = ("id", "zero_ticks", "direction", "homing_offset", "stall_torque",
                "coefficients")
 _CALIBRATION_KEYS = ("id", "drive_mode", "homing_offset", "range_min", "range_max")
-
-
-def _register(value: float, low: int, high: int) -> int:
-    """``value`` clamped to [low, high], then rounded (a huge command cannot overflow)."""
-    return round(min(max(value, low), high))
 
 
 def _signed(raw: int, bit: int) -> int:
@@ -161,7 +150,7 @@ def read_calibration(path: str | Path) -> dict[str, dict[str, int]]:
     return data
 
 
-class FeetechHardware(HardwareComponent):
+class FeetechHardware(SerialBusHardware):
     """Feetech STS/SCS servos on one bus (see the module docstring)."""
 
     SETTINGS: ClassVar[Mapping[str, str]] = {
@@ -171,24 +160,15 @@ class FeetechHardware(HardwareComponent):
         "<motor>.id": "Servo id on the bus (0..252).",
     }
 
+    BUS_SETTINGS = ("calibration",)
+
     def on_init(self, info: HardwareInfo) -> CallbackReturn:
         super().on_init(info)
-        settings = info.settings
-        port = settings.get("port")
-        if not isinstance(port, str) or not port:
-            return self.fail(f"setting 'port' = {port!r}: must be a serial port path")
-        baud = settings.get("baud_rate", 1000000)
-        if baud not in BAUD_RATES or isinstance(baud, bool):
-            return self.fail(f"setting 'baud_rate' = {baud!r}: must be one of "
-                             + ", ".join(map(str, BAUD_RATES)))
-        known = {"plugin", "port", "baud_rate", "calibration"} \
-            | {ros_name(m.name) for m in info.motors} | {m.name for m in info.motors}
-        extra = sorted(set(settings) - known)
-        if extra:
-            return self.fail(f"unknown setting(s) {', '.join(map(repr, extra))} (known: port, "
-                             "baud_rate, calibration and one group per motor)")
+        why = self.parse_bus(info, BAUD_RATES)
+        if why:
+            return self.fail(why)
         calibration: dict[str, dict[str, int]] = {}
-        path = settings.get("calibration") or ""
+        path = info.settings.get("calibration") or ""
         if not isinstance(path, str):
             return self.fail(f"setting 'calibration' = {path!r}: must be a file path")
         if path:
@@ -196,19 +176,12 @@ class FeetechHardware(HardwareComponent):
                 calibration = read_calibration(path)
             except ValueError as exc:
                 return self.fail(str(exc))
-        self.port_name, self.baud_rate = port, baud
-        self.ids: list[int] = []
-        self.units: list[dict[str, Any]] = []
         for m in info.motors:
             reason = self._parse_motor(m, info.motor_settings(m), calibration, path)
             if reason:
                 return self.fail(f"motor {m.name!r}: {reason}")
-        if len(set(self.ids)) != len(self.ids):
-            dup = next(i for i in self.ids if self.ids.count(i) > 1)
-            return self.fail(f"id {dup} is given to more than one motor")
-        self.port = None
         self.telemetry_values: list[dict[str, str]] = [{} for _ in self.ids]
-        return CallbackReturn.SUCCESS
+        return self.check_ids()
 
     def _parse_motor(self, m: MotorConfig, group: Mapping[str, Any],
                      calibration: Mapping[str, Mapping[str, int]], path: str) -> str:
@@ -270,17 +243,9 @@ class FeetechHardware(HardwareComponent):
 
     def on_configure(self) -> CallbackReturn:
         """Open the port; per servo: its model, Status, calibration and angle limits."""
-        self._close()
-        self.port = scs.PortHandler(self.port_name)
         self.packet = scs.protocol_packet_handler()  # byte-level calls only: no byte order
-        try:
-            opened = self.port.openPort() and self.port.setBaudRate(self.baud_rate)
-        except Exception as exc:  # noqa: BLE001 - pyserial's SerialException, OSError
-            opened = False
-            self.reason = f"cannot open {self.port_name}: {exc}"
-        if not opened:
-            self.port = None
-            return self.fail(self.reason or f"cannot open {self.port_name} at {self.baud_rate}")
+        if not self.open_port(scs.PortHandler(self.port_name)):
+            return CallbackReturn.FAILURE
         self.faults = [""] * len(self.ids)
         for i in range(len(self.ids)):
             ret = self._configure_servo(i)
@@ -380,21 +345,6 @@ class FeetechHardware(HardwareComponent):
             self.flags[:] = StateFlags.READY | StateFlags.ENABLED
         return ret
 
-    def on_deactivate(self) -> CallbackReturn:
-        self._torque_all(0)
-        self.flags[:] = StateFlags.READY
-        return CallbackReturn.SUCCESS
-
-    def on_cleanup(self) -> CallbackReturn:
-        self._close()
-        return CallbackReturn.SUCCESS
-
-    def on_shutdown(self) -> CallbackReturn:
-        if self.port is not None:
-            self._torque_all(0)
-        self._close()
-        return CallbackReturn.SUCCESS
-
     def on_error(self) -> CallbackReturn:
         """Torque off where a servo reported an error (Feetech servos have no reboot: a
         fault clears when its cause does); the system then retries configure."""
@@ -405,12 +355,6 @@ class FeetechHardware(HardwareComponent):
         return CallbackReturn.SUCCESS
 
     # ------------------------------------------------------------------ cycle
-
-    def read(self, time: float, period: float) -> CallbackReturn:
-        return self._read_present()
-
-    def write(self, time: float, period: float) -> CallbackReturn:
-        return self._send()
 
     def capabilities(self, index: int) -> Capabilities:
         caps = (Capabilities.POSITION_COMMAND | Capabilities.VELOCITY_COMMAND
@@ -492,22 +436,6 @@ class FeetechHardware(HardwareComponent):
                  _sign_magnitude(speed, 15))
         return [acceleration] + [b for w in words for b in w.to_bytes(2, u["order"])]
 
-    def _send(self) -> CallbackReturn:
-        """Settings where they changed, then the goals of every servo."""
-        modes = command_modes(self.bank)
-        ret = self._write_settings(modes)
-        return self._write_goals(modes) if ret is CallbackReturn.SUCCESS else ret
-
-    def _write_goals(self, modes: np.ndarray) -> CallbackReturn:
-        """One sync write of the goals of every servo."""
-        self.writer.clearParam()
-        for i, servo_id in enumerate(self.ids):
-            self.writer.addParam(servo_id, self._goal_bytes(i, int(modes[i])))
-        result = self.writer.txPacket()
-        if result != scs.COMM_SUCCESS:
-            return self._lost(None, "sync write", result)
-        return CallbackReturn.SUCCESS
-
     def _write_settings(self, modes: np.ndarray) -> CallbackReturn:
         """Operating Mode, Torque Limit and torque of the servos where they changed."""
         bank = self.bank
@@ -552,29 +480,6 @@ class FeetechHardware(HardwareComponent):
     def _torque_all(self, value: int) -> None:
         for servo_id in self.ids:
             self.packet.writeTxRx(self.port, servo_id, TORQUE_ENABLE, 1, [value])
-
-    def _close(self) -> None:
-        if getattr(self, "port", None) is not None:
-            try:
-                self.port.closePort()
-            except Exception:  # noqa: BLE001 - closing a dead port
-                pass
-            self.port = None
-
-    # ------------------------------------------------------------------ errors
-
-    def _flag(self, i: int, flag: StateFlags) -> None:
-        self.flags[i] = (int(self.flags[i]) | flag) & ~int(StateFlags.ENABLED)
-
-    def _lost(self, i: int | None, what: str, result: int,
-              code: CallbackReturn = CallbackReturn.ERROR) -> CallbackReturn:
-        """A transaction with motor ``i`` (every motor: None) failed: flag it, say why."""
-        why = f"{what}: {self.packet.getTxRxResult(result)}"
-        for k in range(len(self.ids)) if i is None else (i,):
-            self._flag(k, StateFlags.COMMUNICATION_FAILURE)
-        if i is not None:
-            why = f"motor {self._name(i)} (id {self.ids[i]}): {why}"
-        return self.fail(why, code)
 
     def _fault(self, i: int, bits: int) -> None:
         """The error bits of servo ``i``'s status: its fault text and flags."""

@@ -1,0 +1,158 @@
+"""What the serial-bus servo plugins (``dynamixel``, ``feetech``) share.
+
+Both vendors' SDKs have the same shape (``PortHandler``, a packet handler with
+``getTxRxResult``, ``GroupSyncWrite``; ``COMM_SUCCESS`` is 0 in both), and both plugins
+run the same cycle: one sync read of the present values, then the settings where they
+changed and one sync write of the goals. :class:`SerialBusHardware` holds that; a
+plugin provides the vendor parts (:meth:`_open_bus`, :meth:`_read_present`,
+:meth:`_write_settings`, :meth:`_goal_bytes`, :meth:`_torque_all`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ..model.config import ros_name
+from .base import CallbackReturn, HardwareComponent, HardwareInfo, StateFlags, command_modes
+
+COMM_SUCCESS = 0  # dynamixel-sdk's and feetech-servo-sdk's
+
+
+def register(value: float, low: int, high: int) -> int:
+    """``value`` in register units, clamped to the register's range [low, high] before
+    rounding (so that a huge or infinite command cannot overflow the register)."""
+    return round(min(max(value, low), high))
+
+
+class SerialBusHardware(HardwareComponent):
+    """Servos on one serial bus, each motor a servo id (see the module docstring)."""
+
+    #: the bus-level settings besides port and baud_rate
+    BUS_SETTINGS: tuple[str, ...] = ()
+
+    def parse_bus(self, info: HardwareInfo, baud_rates: Iterable[int]) -> str:
+        """Check port, baud_rate and that nothing else is at the top of the group; set
+        ``port_name``, ``baud_rate``, ``ids``, ``units``. '' or why not."""
+        settings = info.settings
+        port = settings.get("port")
+        if not isinstance(port, str) or not port:
+            return f"setting 'port' = {port!r}: must be a serial port path"
+        baud = settings.get("baud_rate", 1000000)
+        if baud not in baud_rates or isinstance(baud, bool):
+            return f"setting 'baud_rate' = {baud!r}: must be one of " \
+                + ", ".join(map(str, baud_rates))
+        known = {"plugin", "port", "baud_rate", *self.BUS_SETTINGS} \
+            | {ros_name(m.name) for m in info.motors} | {m.name for m in info.motors}
+        extra = sorted(set(settings) - known)
+        if extra:
+            return (f"unknown setting(s) {', '.join(map(repr, extra))} (known: "
+                    + ", ".join(("port", "baud_rate", *self.BUS_SETTINGS))
+                    + " and one group per motor)")
+        self.port_name, self.baud_rate = port, baud
+        self.ids: list[int] = []
+        self.units: list[dict[str, Any]] = []
+        self.port = None
+        return ""
+
+    def check_ids(self) -> CallbackReturn:
+        """SUCCESS, or FAILURE if two motors have one id."""
+        if len(set(self.ids)) != len(self.ids):
+            dup = next(i for i in self.ids if self.ids.count(i) > 1)
+            return self.fail(f"id {dup} is given to more than one motor")
+        return CallbackReturn.SUCCESS
+
+    def open_port(self, port_handler: Any) -> bool:
+        """Open ``port_handler`` at the baud rate; False with ``reason`` set if not."""
+        self._close()
+        self.port = port_handler
+        try:
+            opened = self.port.openPort() and self.port.setBaudRate(self.baud_rate)
+        except Exception as exc:  # noqa: BLE001 - pyserial's SerialException, OSError
+            opened = False
+            self.reason = f"cannot open {self.port_name}: {exc}"
+        if not opened:
+            self.port = None
+            self.reason = self.reason or f"cannot open {self.port_name} at {self.baud_rate}"
+        return opened
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def on_deactivate(self) -> CallbackReturn:
+        self._torque_all(0)
+        self.flags[:] = StateFlags.READY
+        return CallbackReturn.SUCCESS
+
+    def on_cleanup(self) -> CallbackReturn:
+        self._close()
+        return CallbackReturn.SUCCESS
+
+    def on_shutdown(self) -> CallbackReturn:
+        if self.port is not None:
+            self._torque_all(0)
+        self._close()
+        return CallbackReturn.SUCCESS
+
+    def read(self, time: float, period: float) -> CallbackReturn:
+        return self._read_present()
+
+    def write(self, time: float, period: float) -> CallbackReturn:
+        return self._send()
+
+    # ------------------------------------------------------------------ the cycle
+
+    def _send(self) -> CallbackReturn:
+        """The commands of every servo: settings where they changed, then the goals (the
+        command modes taken once from the bank for both)."""
+        modes = command_modes(self.bank)
+        ret = self._write_settings(modes)
+        return self._write_goals(modes) if ret is CallbackReturn.SUCCESS else ret
+
+    def _write_goals(self, modes: np.ndarray) -> CallbackReturn:
+        """One sync write of the goals of every servo."""
+        self.writer.clearParam()
+        for i, servo_id in enumerate(self.ids):
+            self.writer.addParam(servo_id, self._goal_bytes(i, int(modes[i])))
+        result = self.writer.txPacket()
+        if result != COMM_SUCCESS:
+            return self._lost(None, "sync write", result)
+        return CallbackReturn.SUCCESS
+
+    def _close(self) -> None:
+        if getattr(self, "port", None) is not None:
+            try:
+                self.port.closePort()
+            except Exception:  # noqa: BLE001 - closing a dead port
+                pass
+            self.port = None
+
+    # ------------------------------------------------------------------ errors
+
+    def _flag(self, i: int, flag: StateFlags) -> None:
+        self.flags[i] = (int(self.flags[i]) | flag) & ~int(StateFlags.ENABLED)
+
+    def _lost(self, i: int | None, what: str, result: int,
+              code: CallbackReturn = CallbackReturn.ERROR) -> CallbackReturn:
+        """A transaction with motor ``i`` (every motor: None) failed: flag it, say why."""
+        why = f"{what}: {self.packet.getTxRxResult(result)}"
+        for k in range(len(self.ids)) if i is None else (i,):
+            self._flag(k, StateFlags.COMMUNICATION_FAILURE)
+        if i is not None:
+            why = f"motor {self.bank.names[i]!r} (id {self.ids[i]}): {why}"
+        return self.fail(why, code)
+
+    # ------------------------------------------------------------------ the vendor's
+
+    def _read_present(self) -> CallbackReturn:
+        raise NotImplementedError
+
+    def _write_settings(self, modes: np.ndarray) -> CallbackReturn:
+        raise NotImplementedError
+
+    def _goal_bytes(self, i: int, mode: int) -> list[int]:
+        raise NotImplementedError
+
+    def _torque_all(self, value: int) -> None:
+        raise NotImplementedError
