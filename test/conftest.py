@@ -156,6 +156,16 @@ def pytest_terminal_summary(terminalreporter):
 
 # ----------------------------------------------------------------- the node as a process
 
+def recover(hw, cycles: int) -> None:
+    """Cycle the HardwareSystem ``hw`` until it is active again, at most ``cycles`` times
+    (a real plugin's recovery: configure + activate once per RECOVERY_PERIOD_MS)."""
+    for _ in range(cycles):
+        hw.cycle()
+        if hw.active:
+            return
+    raise AssertionError(f"not recovered: {hw.component.reason}")
+
+
 TIMEOUT = 60.0
 BIN = Path(sys.executable).parent
 #: The installed entry point; a colcon install without pip runs the ros2 run script.

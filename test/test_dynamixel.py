@@ -13,6 +13,7 @@ import re
 
 import dynamixel_sdk as dxl
 import pytest
+from conftest import recover
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -341,14 +342,6 @@ def test_a_servo_without_current_sensing_refuses_effort(bus):
 # --------------------------------------------------------------------------- faults
 
 
-def recover(hw, limit=3 * STEPS_PER_RETRY):
-    for _ in range(limit):
-        hw.cycle()
-        if hw.active:
-            return
-    raise AssertionError(f"not recovered: {hw.component.reason}")
-
-
 def test_silent_servo_halts_then_recovers(bus, hw, caplog):
     bus.silence([2])
     with caplog.at_level(logging.INFO, "servo_sim"):
@@ -366,7 +359,7 @@ def test_silent_servo_halts_then_recovers(bus, hw, caplog):
         assert hw.state is LifecycleState.UNCONFIGURED
         assert bus.counts()["0x83"] == writes  # no command output while failed
         bus.silence([])
-        recover(hw)
+        recover(hw, 3 * STEPS_PER_RETRY)
     assert hw.flags("b") == StateFlags.READY | StateFlags.ENABLED
     assert "hardware 'dynamixel': recovered (was: motor 'b' (id 2): ping" in caplog.text
     hw.command("a", Motor.set_position, 1.0)
@@ -378,7 +371,7 @@ def test_corrupted_crc_is_a_communication_failure(bus, hw):
     assert hw.state is LifecycleState.UNCONFIGURED
     assert "[TxRxResult] Incorrect status packet!" in hw.component.reason
     assert hw.flags("a") & StateFlags.COMMUNICATION_FAILURE
-    recover(hw)
+    recover(hw, 3 * STEPS_PER_RETRY)
     assert hw.flags("a") == StateFlags.READY | StateFlags.ENABLED
 
 
@@ -390,7 +383,7 @@ def test_overload_sets_error_flags_reboots_and_recovers(bus, hw, caplog):
         assert hw.flags("c") & StateFlags.ERROR
         assert hw.component.faults[2] == "motor 'c' (id 3): hardware error: overload"
         assert bus.get(3, emu.HARDWARE_ERROR_STATUS, 1) == 0  # on_error rebooted it
-        recover(hw)
+        recover(hw, 3 * STEPS_PER_RETRY)
     assert bus.get(3, emu.TORQUE_ENABLE, 1) == 1
     assert hw.flags("c") == StateFlags.READY | StateFlags.ENABLED
     assert "read: motor 'c' (id 3): hardware error: overload; commands halted" in caplog.text
@@ -448,7 +441,7 @@ def test_a_failed_bus_reports_mode_error_and_still_takes_the_e_stop(bus, hw):
                                   "status packet!")
     assert hw.status()[0][0] == 2  # a: no flag of its own, the plugin's reason
     bus.silence([])
-    recover(hw)
+    recover(hw, 3 * STEPS_PER_RETRY)
     assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [1, 0, 1]
     modes, _ = hw.report()
     assert modes.tolist() == [ServoMode.HALT, ServoMode.DISABLED, ServoMode.HALT]

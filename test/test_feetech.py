@@ -15,6 +15,7 @@ import re
 
 import pytest
 import scservo_sdk as scs
+from conftest import recover
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -56,14 +57,6 @@ def hw(bus):
     assert system.start(), system.component.reason
     yield system
     system.shutdown()
-
-
-def recover(hw, limit=3 * STEPS_PER_RETRY):
-    for _ in range(limit):
-        hw.cycle()
-        if hw.active:
-            return
-    raise AssertionError(f"not recovered: {hw.component.reason}")
 
 
 # --------------------------------------------------------------------------- the protocol
@@ -414,7 +407,7 @@ def test_silent_servo_halts_then_recovers(bus, hw, caplog):
         assert hw.state is LifecycleState.UNCONFIGURED
         assert bus.counts()["0x83"] == writes
         bus.silence([])
-        recover(hw)
+        recover(hw, 3 * STEPS_PER_RETRY)
     assert hw.flags("b") == StateFlags.READY | StateFlags.ENABLED
     assert "hardware 'feetech': recovered (was: motor 'b' (id 2): read Model Number" \
         in caplog.text
@@ -425,7 +418,7 @@ def test_a_wrong_checksum_is_a_communication_failure(bus, hw):
     hw.cycle()
     assert hw.state is LifecycleState.UNCONFIGURED
     assert "[TxRxResult] Incorrect status packet!" in hw.component.reason
-    recover(hw)
+    recover(hw, 3 * STEPS_PER_RETRY)
 
 
 @pytest.mark.parametrize("bits, text", [
@@ -442,7 +435,7 @@ def test_a_servo_fault_halts_unloads_and_recovers_when_it_clears(bus, hw, caplog
         hw.step(STEPS_PER_RETRY + 2)  # still there: configure refuses
         assert hw.state is LifecycleState.UNCONFIGURED
         bus.fault(3, 0)
-        recover(hw)
+        recover(hw, 3 * STEPS_PER_RETRY)
     assert bus.get(3, emu.TORQUE_ENABLE, 1) == 1
     assert hw.flags("c") == StateFlags.READY | StateFlags.ENABLED
     assert f"read: motor 'c' (id 3): hardware error: {text}; commands halted" in caplog.text

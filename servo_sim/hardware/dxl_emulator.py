@@ -22,10 +22,8 @@ Command line (a bus to try the plugin with)::
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,18 +217,15 @@ class Servo:
         self.velocity = 0.0
 
 
-class Bus:
+class Bus(emulator.EmulatedBus):
     """Servos on one bus: turns instruction packets into status packets."""
 
     def __init__(self, ids: list[int]) -> None:
+        super().__init__(ids)
         self.servos = {i: Servo(i) for i in ids}
-        self.silent: set[int] = set()  # ids that do not answer
-        self.corrupt = 0  # the next N status packets get a wrong CRC
-        self.counts: Counter[str] = Counter()
-        self.frozen = False  # the motors inside stand still (present values held)
         self._last = time.monotonic()
 
-    def _advance(self) -> None:
+    def catch_up(self) -> None:
         now = time.monotonic()
         if not self.frozen:
             for servo in self.servos.values():
@@ -251,7 +246,7 @@ class Bus:
 
     def handle(self, dxl_id: int, instruction: int, params: bytes) -> bytes:
         """The bytes the bus sends back for one (CRC-checked, unstuffed) instruction."""
-        self._advance()
+        self.catch_up()
         self.counts[f"0x{instruction:02x}"] += 1
         targets = list(self.servos) if dxl_id == BROADCAST_ID else (
             [dxl_id] if dxl_id in self.servos else [])
@@ -326,23 +321,15 @@ class Bus:
             body = unstuff(frame[7:-2])
             out += self.handle(dxl_id, body[0], body[1:])
 
-    def control(self, request: tuple) -> Any:
-        """A request from the parent process (see :class:`EmulatorProcess`)."""
-        kind, *args = request
-        if kind == "silence":
-            self.silent = set(args[0]) if args[0] is not None else set(self.servos)
-        elif kind == "corrupt":
-            self.corrupt = args[0]
-        elif kind == "freeze":
-            self._advance()
-            self.frozen = bool(args[0])
-        elif kind == "hardware_error":
+    def device_control(self, kind: str, args: list) -> Any:
+        """hardware_error, get, set (see :class:`EmulatorProcess`)."""
+        if kind == "hardware_error":
             dxl_id, bits = args
             self.servos[dxl_id].put(HARDWARE_ERROR_STATUS, 1, bits)
             if bits:
                 self.servos[dxl_id].put(TORQUE_ENABLE, 1, 0)
         elif kind == "get":
-            self._advance()
+            self.catch_up()
             dxl_id, address, size = args
             return self.servos[dxl_id].get(address, size)
         elif kind == "set":
@@ -350,8 +337,8 @@ class Bus:
             self.servos[dxl_id].put(address, size, value)
             if address == PRESENT_POSITION:
                 self.servos[dxl_id].position = float(value)
-        elif kind == "counts":
-            return dict(self.counts)
+        else:
+            return super().device_control(kind, args)
         return None
 
 
@@ -372,17 +359,7 @@ class EmulatorProcess(emulator.EmulatorProcess):
 
 def main(argv: list[str] | None = None) -> int:
     """``servo-sim-dxl-emulator --ids 1 2``: print the port, serve until Ctrl-C."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ids", type=int, nargs="+", default=[1],
-                        help="servo ids on the bus (default: 1)")
-    parser.add_argument("--control", action="store_true",
-                        help="take JSON control requests on stdin (EmulatorProcess)")
-    args = parser.parse_args(argv)
-    try:
-        emulator.serve(Bus(args.ids), args.control)
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return emulator.main(argv, __doc__.split("\n\n")[0], lambda args, _: Bus(args.ids))
 
 
 if __name__ == "__main__":

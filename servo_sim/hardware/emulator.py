@@ -15,17 +15,73 @@ same process starves: the bus runs in a child process.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import select
 import subprocess
 import sys
 import tty
+from collections import Counter
+from collections.abc import Callable, Iterable
 from typing import Any
 
 #: SCHED_FIFO priority of a ``realtime`` emulator: above ros2_control's controller manager
 #: thread (50), as a device's own processor would be.
 REALTIME_PRIORITY = 60
+
+
+class EmulatedBus:
+    """The part of a bus every emulator shares: the servos' ids and what the parent
+    asks of any bus (silence some, corrupt replies, freeze the motors, counts)."""
+
+    def __init__(self, ids: Iterable[int]) -> None:
+        self.ids = list(ids)
+        self.silent: set[int] = set()  # ids that do not answer
+        self.corrupt = 0  # the next N status packets get a wrong checksum
+        self.counts: Counter[str] = Counter()
+        self.frozen = False  # the motors inside stand still (present values held)
+
+    def catch_up(self) -> None:
+        """Move the motors inside up to now (the device's own)."""
+
+    def device_control(self, kind: str, args: list) -> Any:
+        """A request of the device's own (the subclass's)."""
+        raise ValueError(f"unknown request {kind!r}")
+
+    def control(self, request: tuple) -> Any:
+        """A request from the parent process (see :class:`EmulatorProcess`)."""
+        kind, *args = request
+        if kind == "silence":
+            self.silent = set(args[0]) if args[0] is not None else set(self.ids)
+        elif kind == "corrupt":
+            self.corrupt = args[0]
+        elif kind == "freeze":
+            self.catch_up()
+            self.frozen = bool(args[0])
+        elif kind == "counts":
+            return dict(self.counts)
+        else:
+            return self.device_control(kind, args)
+        return None
+
+
+def main(argv: list[str] | None, description: str, bus: Callable[..., Any],
+         options: Callable[[argparse.ArgumentParser], None] = lambda parser: None) -> int:
+    """An emulator's command line: ``--ids`` (and the device's ``options``), print the
+    port, serve until Ctrl-C; ``bus(args)`` makes the bus from the parsed arguments."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--ids", type=int, nargs="+", default=[1],
+                        help="servo ids on the bus (default: 1)")
+    options(parser)
+    parser.add_argument("--control", action="store_true",
+                        help="take JSON control requests on stdin (EmulatorProcess)")
+    args = parser.parse_args(argv)
+    try:
+        serve(bus(args, parser), args.control)
+    except KeyboardInterrupt:
+        pass
+    return 0
 
 
 def open_pty() -> tuple[int, int, str]:

@@ -49,7 +49,6 @@ import argparse
 import math
 import sys
 import time
-from collections import Counter
 from typing import Any
 
 from ..model import Simulation, parse_config
@@ -172,23 +171,20 @@ class Servo:
             self.put(TORQUE_ENABLE, 1, 0)  # unloaded until the fault is gone
 
 
-class Bus:
+class Bus(emulator.EmulatedBus):
     """Servos on one bus: turns instruction packets into status packets, and moves the
     motors inside in wall-clock time."""
 
     TICK_S = 0.02  # serve() calls tick() at least this often
 
     def __init__(self, ids: list[int], scs: list[int] | tuple[int, ...] = ()) -> None:
+        super().__init__(ids)
         self.servos = {i: Servo(i, i in scs) for i in ids}
         self.sim = Simulation(parse_config({
             "basic_time_step_ms": STEP_MS,
             "motors": [{"name": f"s{i}", "max_torque": STALL_TORQUE,
                         "max_velocity": NO_LOAD_SPEED, "inertia": INERTIA} for i in ids]}))
         self.motors = {i: self.sim.motor(f"s{i}") for i in ids}
-        self.silent: set[int] = set()
-        self.corrupt = 0  # the next N status packets get a wrong checksum
-        self.counts: Counter[str] = Counter()
-        self.frozen = False
         self._start = time.monotonic()
         self._simulated = 0.0  # wall-clock seconds the model has caught up with
         self._applied: dict[int, dict[str, tuple]] = {}  # per servo: the model's commands
@@ -355,17 +351,12 @@ class Bus:
 
     # ------------------------------------------------------------------ the parent
 
-    def control(self, request: tuple) -> Any:
-        """A request from the parent process (see :class:`EmulatorProcess`)."""
-        kind, *args = request
-        if kind == "silence":
-            self.silent = set(args[0]) if args[0] is not None else set(self.servos)
-        elif kind == "corrupt":
-            self.corrupt = args[0]
-        elif kind == "freeze":
-            self.tick()
-            self.frozen = bool(args[0])
-        elif kind == "fault":
+    def catch_up(self) -> None:
+        self.tick()
+
+    def device_control(self, kind: str, args: list) -> Any:
+        """fault, get, set (see :class:`EmulatorProcess`)."""
+        if kind == "fault":
             servo_id, bits = args
             s = self.servos[servo_id]
             s.faults = bits
@@ -389,8 +380,8 @@ class Bus:
                     self._rad(s, value + offset)
             elif address < PRESENT_POSITION:
                 self._apply(servo_id)
-        elif kind == "counts":
-            return dict(self.counts)
+        else:
+            return super().device_control(kind, args)
         return None
 
 
@@ -413,24 +404,18 @@ class EmulatorProcess(emulator.EmulatorProcess):
         self._ask("fault", servo_id, bits)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``servo-sim-sts-emulator --ids 1 2``: print the port, serve until Ctrl-C."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ids", type=int, nargs="+", default=[1],
-                        help="servo ids on the bus (default: 1)")
-    parser.add_argument("--scs", type=int, nargs="*", default=[],
-                        help="those ids are SCS0009 servos (big-endian), not STS3215")
-    parser.add_argument("--control", action="store_true",
-                        help="take JSON control requests on stdin (EmulatorProcess)")
-    args = parser.parse_args(argv)
+def _bus(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Bus:
     unknown = sorted(set(args.scs) - set(args.ids))
     if unknown:
         parser.error(f"--scs {unknown[0]}: not one of --ids")
-    try:
-        emulator.serve(Bus(args.ids, args.scs), args.control)
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return Bus(args.ids, args.scs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``servo-sim-sts-emulator --ids 1 2``: print the port, serve until Ctrl-C."""
+    return emulator.main(argv, __doc__.split("\n\n")[0], _bus, lambda parser: parser.add_argument(
+        "--scs", type=int, nargs="*", default=[],
+        help="those ids are SCS0009 servos (big-endian), not STS3215"))
 
 
 if __name__ == "__main__":
