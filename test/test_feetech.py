@@ -38,7 +38,8 @@ STEPS_PER_RETRY = system_module.RECOVERY_PERIOD_MS // 8
 
 @pytest.fixture
 def bus():
-    with emu.EmulatorProcess([1, 2, 3]) as process:
+    # realtime: a servo's processor answers in time; a starved emulator may not
+    with emu.EmulatorProcess([1, 2, 3], realtime=True) as process:
         yield process
 
 
@@ -94,14 +95,18 @@ def test_emulator_over_the_pty_with_the_sdk():
             # a read-only register is left alone by a write
             assert ph.writeTxRx(port, 1, emu.PRESENT_POSITION, 2, [0, 0]) == (scs.COMM_SUCCESS, 0)
             assert bus.get(1, emu.PRESENT_POSITION, 2) != 0
-            # sync read: several ids, one instruction packet, each its own byte order
+            # each servo its own byte order: 4095 little-endian, 1023 big-endian
+            assert ph.readTxRx(port, 1, emu.MAX_POSITION_LIMIT, 2)[0] == [0xFF, 0x0F]
+            assert ph.readTxRx(port, 2, emu.MAX_POSITION_LIMIT, 2)[0] == [0x03, 0xFF]
+            # sync read: one instruction packet, each listed STS answers; an SCS does not
             count = bus.counts().get("0x82", 0)
             reader = scs.GroupSyncRead(port, ph, emu.MAX_POSITION_LIMIT, 2)
             reader.addParam(1)
-            reader.addParam(2)
             assert reader.txRxPacket() == scs.COMM_SUCCESS
-            assert reader.data_dict == {1: [0xFF, 0x0F], 2: [0x03, 0xFF]}  # 4095 LE, 1023 BE
+            assert reader.data_dict == {1: [0xFF, 0x0F]}
             assert bus.counts()["0x82"] == count + 1
+            reader.addParam(2)
+            assert reader.txRxPacket() == scs.COMM_RX_TIMEOUT
             # a fault is in the error byte of every status packet, and in Status
             bus.fault(1, emu.OVERLOAD)
             assert ph.readTxRx(port, 1, emu.STATUS, 1) == ([0x20], scs.COMM_SUCCESS, 0x20)
@@ -165,8 +170,8 @@ def test_bad_settings_fail_at_start_up_with_one_message(change, message):
 
 
 LEROBOT = {  # LeRobot's calibration file form (one entry per motor name)
-    "a": {"id": 1, "drive_mode": 0, "homing_offset": -300, "range_min": 1000,
-          "range_max": 3000},
+    "a": {"id": 1, "drive_mode": 0, "homing_offset": -300, "range_min": 900,
+          "range_max": 3200},
     "b": {"id": 2, "drive_mode": 1, "homing_offset": 120, "range_min": 800,
           "range_max": 3400},
     "c": {"id": 3, "drive_mode": 0, "homing_offset": 0, "range_min": 0, "range_max": 4095},
@@ -179,7 +184,14 @@ LEROBOT = {  # LeRobot's calibration file form (one entry per motor name)
      "motor 'b': hardware setting 'id' = 2, but calibration {path!r} gives id 7"),
     (lambda c: c["a"].pop("range_max"), "calibration {path!r}: motor 'a': no 'range_max'"),
     (lambda c: c["a"].update(range_min=3500),
-     "calibration {path!r}: motor 'a': range_min 3500 > range_max 3000"),
+     "calibration {path!r}: motor 'a': range_min 3500 > range_max 3200"),
+    (lambda c: c["a"].update(homing_offset=3000),  # 11 bits and a sign bit
+     "calibration {path!r}: motor 'a': 'homing_offset' = 3000: must be an integer "
+     "-2047..2047"),
+    (lambda c: c["b"].update(range_min=-10),
+     "calibration {path!r}: motor 'b': 'range_min' = -10: must be an integer 0..4095"),
+    (lambda c: c["c"].update(drive_mode=2),
+     "calibration {path!r}: motor 'c': 'drive_mode' = 2: must be an integer 0..1"),
 ])
 def test_a_calibration_file_that_does_not_match_the_config_is_one_error(tmp_path, edit,
                                                                        message):
@@ -190,6 +202,33 @@ def test_a_calibration_file_that_does_not_match_the_config_is_one_error(tmp_path
     with pytest.raises(PluginError, match="^" + re.escape(
             "<dict>: hardware 'feetech': " + message.format(path=str(path)))):
         HardwareSystem(config("/dev/null", calibration=str(path)))
+
+
+@pytest.mark.parametrize("text, message", [
+    (None, "calibration {path!r}: cannot read: No such file or directory"),
+    ("{'a': 1}", "calibration {path!r}: not JSON: Expecting property name enclosed in "
+                 "double quotes: line 1 column 2 (char 1)"),
+    ("[]", "calibration {path!r}: must be an object of motors"),
+])
+def test_an_unreadable_calibration_file_is_one_error(tmp_path, text, message):
+    path = tmp_path / "so101.json"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(PluginError, match="^" + re.escape(
+            "<dict>: hardware 'feetech': " + message.format(path=str(path)))):
+        HardwareSystem(config("/dev/null", calibration=str(path)))
+
+
+def test_a_calibration_and_the_motors_own_zero_are_one_error(tmp_path):
+    path = tmp_path / "so101.json"
+    path.write_text(json.dumps(LEROBOT))
+    raw = config("/dev/null", calibration=str(path))
+    hardware = {**raw.hardware, "b": {"id": 2, "direction": -1}}
+    with pytest.raises(PluginError, match=re.escape(
+            f"motor 'b': hardware setting 'direction': given by calibration {str(path)!r} "
+            "already")):
+        HardwareSystem(parse_config({"hardware": hardware,
+                                     "motors": [{"name": m} for m in "abc"]}))
 
 
 def test_a_missing_port_does_not_start_and_does_not_raise(caplog):
@@ -271,15 +310,16 @@ def test_the_lerobot_calibration_is_written_and_used(bus, tmp_path):
     assert bus.get(2, emu.HOMING_OFFSET, 2) == 120
     assert (bus.get(2, emu.MIN_POSITION_LIMIT, 2), bus.get(2, emu.MAX_POSITION_LIMIT, 2)) \
         == (800, 3400)
-    # 0 rad is the middle of the range; drive_mode 1 turns the joint the other way
-    bus.set(1, emu.PRESENT_POSITION, 2, 2000 + 512)  # a: middle 2000, a quarter turn more
-    bus.set(2, emu.PRESENT_POSITION, 2, 2100 + 512)  # b: middle 2100, drive_mode 1
+    # 0 rad is the pose the arm was calibrated in: LeRobot's homing puts it at 2047;
+    # drive_mode 1 turns the joint the other way
+    bus.set(1, emu.PRESENT_POSITION, 2, 2047 + 512)  # a quarter turn more
+    bus.set(2, emu.PRESENT_POSITION, 2, 2047 + 512)  # the same, drive_mode 1
     system.cycle()
     assert system.sim.motor("a").position == pytest.approx(math.pi / 4)
     assert system.sim.motor("b").position == pytest.approx(-math.pi / 4)
     system.command("b", Motor.set_position, 0.5)
     system.cycle()
-    assert bus.get(2, emu.GOAL_POSITION, 2) == round(2100 - 0.5 / TICK) == 1774
+    assert bus.get(2, emu.GOAL_POSITION, 2) == 2047 - 326  # 0.5 / (2 pi / 4096) = 325.95
     system.shutdown()
 
 
@@ -288,13 +328,43 @@ def test_a_calibrated_range_narrower_than_the_config_is_refused(bus, tmp_path):
     path.write_text(json.dumps(LEROBOT))
     system = HardwareSystem(config(bus.port, limits=(-2.0, 1.5), calibration=str(path)))
     assert not system.start()
-    # a: range 1000 .. 3000 around 2000: +-1000 ticks = +-1.5340 rad
+    # a: range 900 .. 3200 about 2047: -1147 ticks = -1147 x 2 pi / 4096 = -1.75948 rad
     assert system.component.reason == ("motor 'a' (id 1): min_position -2 rad is beyond the "
-                                       "servo's Min_Position_Limit 1000 ticks (-1.5340 rad)")
+                                       "servo's Min_Position_Limit 900 ticks (-1.7595 rad)")
+    # refused before anything was written to the servo
+    assert bus.get(1, emu.HOMING_OFFSET, 2) == 0
+    assert bus.get(1, emu.MIN_POSITION_LIMIT, 2) == 0
     system.shutdown()
 
 
 # --------------------------------------------------------------------------- commands
+
+
+def test_start_up_writes_torque_limit_and_torque_only(bus):
+    """The servos already in position mode: no Operating Mode (EEPROM) write at start,
+    per servo one Torque Limit and one Torque Enable write."""
+    before = bus.counts().get("0x03", 0)
+    system = HardwareSystem(config(bus.port))
+    assert system.start(), system.component.reason
+    assert bus.counts().get("0x03", 0) - before == 2 * 3
+    system.shutdown()
+
+
+def test_deactivate_then_activate_switches_the_torque_on_again(bus, hw):
+    hw.deactivate()
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [0, 0, 0]
+    assert hw.activate()
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [1, 1, 1]
+
+
+def test_a_new_torque_limit_does_not_unload_the_servo(bus, hw):
+    """Torque Limit is in RAM: one write, the torque stays on (no off/on around it)."""
+    before = bus.counts().get("0x03", 0)
+    hw.command("c", Motor.set_available_torque, 0.955)
+    hw.cycle()
+    assert bus.counts().get("0x03", 0) - before == 1
+    assert bus.get(3, emu.TORQUE_LIMIT, 2) == 500
+    assert bus.get(3, emu.TORQUE_ENABLE, 1) == 1
 
 
 def test_commands_become_registers(bus, hw):
@@ -385,7 +455,18 @@ def test_a_mixed_bus_with_an_scs_servo():
         system.command("b", Motor.set_position, -math.pi / 2)
         system.cycle()
         assert bus.get(2, emu.GOAL_POSITION, 2) == 512 - 256  # big-endian on the wire
-        assert not system.component.capabilities(1) & Capabilities.AVAILABLE_FORCE
+        # no Torque Limit, no wheel mode on an SCS: refused; no sync read either: the
+        # STS servo is sync read, the SCS read on its own
+        with pytest.raises(CommandRefusedError, match="motor 'b': set_available_torque not "
+                           r"supported by hardware 'feetech' \(needs available_force\)"):
+            system.command("b", Motor.set_available_torque, 0.5)
+        with pytest.raises(CommandRefusedError, match="motor 'b': set_position not supported "
+                           r"by hardware 'feetech' \(needs velocity_command\)"):
+            system.command("b", Motor.set_position, math.inf)
+        before = bus.counts()
+        system.step(5)
+        after = bus.counts()
+        assert (after["0x82"] - before["0x82"], after["0x02"] - before["0x02"]) == (5, 5)
         system.shutdown()
         assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2)] == [0, 0]
 
@@ -413,8 +494,13 @@ def test_silent_servo_halts_then_recovers(bus, hw, caplog):
         in caplog.text
 
 
-def test_a_wrong_checksum_is_a_communication_failure(bus, hw):
-    bus.corrupt(1)
+def test_one_corrupt_reply_is_read_again_two_are_a_communication_failure(bus, hw):
+    before = bus.counts()["0x82"]
+    bus.corrupt(1)  # servo 1's reply to the sync read
+    hw.cycle()
+    assert hw.active
+    assert bus.counts()["0x82"] - before == 2  # read once more, within the cycle
+    bus.corrupt(4)  # the 3 replies of the first sync read and the first of the second
     hw.cycle()
     assert hw.state is LifecycleState.UNCONFIGURED
     assert "[TxRxResult] Incorrect status packet!" in hw.component.reason

@@ -208,6 +208,7 @@ class DynamixelHardware(SerialBusHardware):
         """Hold where the servos are, write the settings, torque on."""
         bank = self.bank
         bank.supervisor.hold(np.flatnonzero(np.isfinite(bank.target_position)))
+        self._written = {}  # torque off since configure or deactivate: write it all
         ret = self._send()
         if ret is CallbackReturn.SUCCESS:
             self.flags[:] = StateFlags.READY | StateFlags.ENABLED

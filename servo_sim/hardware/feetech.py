@@ -19,7 +19,8 @@ Settings (the ``hardware`` group)::
 With ``calibration`` (LeRobot's JSON: per motor name ``id``, ``drive_mode``,
 ``homing_offset``, ``range_min``, ``range_max``), a motor's id must equal the file's;
 its Homing_Offset and Min/Max_Position_Limit become the file's (written where the servo
-differs), 0 rad is the middle of range_min..range_max (as LeRobot's degrees) and
+differs, after the range is checked against the config), 0 rad is Present Position 2047
+(the pose LeRobot's half-turn homing calibrated: the SO-101 URDF's zero pose) and
 drive_mode 1 is direction -1. A motor may not also set ``zero_ticks``, ``direction`` or
 ``homing_offset`` then.
 
@@ -38,23 +39,28 @@ and both values); both 0 (multi-turn) accept any.
 =====================  =======================================================
 position control       Operating Mode 0, Goal Position; speed limit -> Goal Speed
 halt, trapezoidal      position control: the model's set-point each cycle
-velocity control       Operating Mode 1 (wheel), Goal Speed (a halt: its ramp)
+velocity control       Operating Mode 1 (wheel), Goal Speed (a halt: its ramp); STS
 disable, e-stop        Torque Enable 0
 available force        Torque Limit = F / stall_torque x 1000 (STS); 0: torque off
 acceleration           Acceleration (-1 unlimited -> 0)
 =====================  =======================================================
 
 Per cycle on the bus: one sync read (Present Position ... Present Current: 15 bytes
-from 56 of every servo) and one sync write (Acceleration, Goal Position, Goal Time,
-Goal Speed: 7 bytes from 41). Mode, Torque Limit and torque are written to a servo
-only when they change. Feetech servos have no torque (current) control mode and their
+from 56) of the STS servos, a read of each SCS servo (no sync read), a read tried once
+more where a reply is missing or corrupt, and one sync write (Acceleration, Goal
+Position, Goal Time, Goal Speed: 7 bytes from 41). Mode (EEPROM, torque off for the
+write), Torque Limit and torque are written to a servo only when they change. Effort is
+Present Load (the drive's duty, 0.1 %) x stall_torque: the torque at that duty at
+standstill, an estimate while moving. Feetech servos have no torque (current) control mode and their
 P/D/I coefficients have no documented units: effort commands and set_control_pid are
 refused; ``coefficients`` sets the registers themselves.
 
 The error bits of every status packet are the motor's ``faults``: input voltage is a
 WARNING (the servo keeps going); angle sensor, overheat, over-current and overload are
-an ERROR (the servo unloads): the cycle returns ERROR, and the system retries configure
-+ activate, which succeed once the servo's Status is clear. A transaction that fails or
+an ERROR (the factory Unloading Condition unloads the servo for the last three): the
+cycle returns ERROR, on_error switches the torque off there and on wheel-mode servos,
+and the system retries configure + activate, which succeed once the servo's Status is
+clear. A transaction that fails or
 times out flags COMMUNICATION_FAILURE, as for the dynamixel plugin.
 """
 
@@ -86,6 +92,8 @@ TORQUE_ENABLE, TORQUE_LIMIT, STATUS = 40, 48, 65
 GOALS, GOALS_SIZE = 41, 7  # Acceleration(1) Goal Position(2) Goal Time(2) Goal Speed(2)
 PRESENT, PRESENT_SIZE = 56, 15  # Position(2) Speed(2) Load(2) Voltage Temperature . Status
 #                                 Moving . . Current(2)
+SCS_PRESENT_SIZE = 11  # to Moving: an SCS has no Present Current
+READ_TRIES = 2  # a read whose reply is missing or corrupt is tried once more
 MODE_POSITION, MODE_WHEEL = 0, 1
 #: model number (as stored, in the series' byte order) -> (name, series)
 MODELS: dict[tuple[int, str], tuple[str, str]] = {
@@ -110,6 +118,12 @@ DEFAULT_STALL_TORQUE = 1.91
 _MOTOR_KEYS = ("id", "zero_ticks", "direction", "homing_offset", "stall_torque",
                "coefficients")
 _CALIBRATION_KEYS = ("id", "drive_mode", "homing_offset", "range_min", "range_max")
+#: what a LeRobot calibration file may hold (STS: 4096 ticks, an 11-bit homing offset)
+CALIBRATION_RANGES = {"id": (0, MAX_ID), "drive_mode": (0, 1), "homing_offset": (-2047, 2047),
+                      "range_min": (0, 4095), "range_max": (0, 4095)}
+#: where LeRobot's half-turn homing puts the pose the arm was calibrated in (Present
+#: Position 2047: ``homing_offset = position - 2047``), the zero pose of its SO-101 URDF
+LEROBOT_HOMED = 2047
 
 
 def _signed(raw: int, bit: int) -> int:
@@ -140,10 +154,10 @@ def read_calibration(path: str | Path) -> dict[str, dict[str, int]]:
         missing = [k for k in _CALIBRATION_KEYS if not isinstance(entry, dict) or k not in entry]
         if missing:
             raise ValueError(f"calibration {str(path)!r}: motor {name!r}: no {missing[0]!r}")
-        for key in _CALIBRATION_KEYS:
-            if not _integer(entry[key], -MAX_MAGNITUDE, MAX_MAGNITUDE):
+        for key, (low, high) in CALIBRATION_RANGES.items():
+            if not _integer(entry[key], low, high):
                 raise ValueError(f"calibration {str(path)!r}: motor {name!r}: {key!r} = "
-                                 f"{entry[key]!r}: must be an integer")
+                                 f"{entry[key]!r}: must be an integer {low}..{high}")
         if entry["range_min"] > entry["range_max"]:
             raise ValueError(f"calibration {str(path)!r}: motor {name!r}: range_min "
                              f"{entry['range_min']} > range_max {entry['range_max']}")
@@ -207,7 +221,7 @@ class FeetechHardware(SerialBusHardware):
         if not _integer(servo_id, 0, MAX_ID):
             return f"hardware setting 'id' = {servo_id!r}: must be an integer 0..{MAX_ID}"
         if entry is not None:
-            zero = (entry["range_min"] + entry["range_max"]) / 2.0
+            zero = LEROBOT_HOMED
             direction = -1 if entry["drive_mode"] else 1
             homing: int | None = entry["homing_offset"]
             limits: tuple[int, int] | None = (entry["range_min"], entry["range_max"])
@@ -253,11 +267,14 @@ class FeetechHardware(SerialBusHardware):
                 return ret
         self.reader = scs.GroupSyncRead(self.port, self.packet, PRESENT, PRESENT_SIZE)
         self.writer = scs.GroupSyncWrite(self.port, self.packet, GOALS, GOALS_SIZE)
-        for servo_id in self.ids:
-            self.reader.addParam(servo_id)
+        for servo_id, u in zip(self.ids, self.units, strict=True):
+            if u["series"] == "sts":
+                self.reader.addParam(servo_id)
         self.flags[:] = StateFlags.READY
         self.reason = ""
         self._written: dict[int, tuple] = {}  # per motor: (mode, torque limit, torque)
+        self.sync_ids = [servo_id for servo_id, u in zip(self.ids, self.units, strict=True)
+                         if u["series"] == "sts"]  # SCS servos have no sync read
         return self._read_present()
 
     def _configure_servo(self, i: int) -> CallbackReturn:
@@ -285,6 +302,10 @@ class FeetechHardware(SerialBusHardware):
         if (status[0] | error) & ~VOLTAGE:
             self._fault(i, status[0] | error)
             return self.fail(self.faults[i])
+        if u["limits"] is not None:
+            why = self._check_limits(i, *u["limits"])
+            if why:  # before the servo is written to
+                return self.fail(why)
         writes = []
         if u["series"] == "sts" and u["homing"] is not None:
             writes.append((HOMING_OFFSET, _sign_magnitude(u["homing"], 11)))
@@ -306,7 +327,15 @@ class FeetechHardware(SerialBusHardware):
         low = int.from_bytes(bytes(data[0:2]), u["order"])
         high = int.from_bytes(bytes(data[2:4]), u["order"])
         why = self._check_limits(i, low, high)
-        return self.fail(why) if why else CallbackReturn.SUCCESS
+        if why:
+            return self.fail(why)
+        u["mode"] = MODE_POSITION
+        if u["series"] == "sts":  # what the servo has: written only if it must change
+            data, result, _ = self.packet.readTxRx(self.port, servo_id, OPERATING_MODE, 1)
+            if result != scs.COMM_SUCCESS:
+                return self._lost(i, "read Operating Mode", result, CallbackReturn.FAILURE)
+            u["mode"] = data[0]
+        return CallbackReturn.SUCCESS
 
     def _check_limits(self, i: int, low: int, high: int) -> str:
         """Why the config's position limits are not within the servo's ('' if they are)."""
@@ -334,6 +363,7 @@ class FeetechHardware(SerialBusHardware):
         """Hold where the servos are, write the settings, torque on."""
         bank = self.bank
         bank.supervisor.hold(np.flatnonzero(np.isfinite(bank.target_position)))
+        self._written = {}  # torque off since configure or deactivate: write it all
         for i, u in enumerate(self.units):
             if u["coefficients"] is not None:
                 ret = self._write_bytes(i, P_COEFFICIENT, bytes(u["coefficients"]),
@@ -347,21 +377,22 @@ class FeetechHardware(SerialBusHardware):
 
     def on_error(self) -> CallbackReturn:
         """Torque off where a servo reported an error (Feetech servos have no reboot: a
-        fault clears when its cause does); the system then retries configure."""
+        fault clears when its cause does) and where one turns in wheel mode, whatever
+        failed (best effort); the system then retries configure."""
         if self.port is not None:
             for i, servo_id in enumerate(self.ids):
-                if self.flags[i] & StateFlags.ERROR:
+                wheel = self._written.get(i, (None,))[0] == MODE_WHEEL
+                if self.flags[i] & StateFlags.ERROR or wheel:  # a wheel would go on turning
                     self.packet.writeTxRx(self.port, servo_id, TORQUE_ENABLE, 1, [0])
         return CallbackReturn.SUCCESS
 
     # ------------------------------------------------------------------ cycle
 
     def capabilities(self, index: int) -> Capabilities:
-        caps = (Capabilities.POSITION_COMMAND | Capabilities.VELOCITY_COMMAND
-                | Capabilities.TRAPEZOIDAL_COMMAND | Capabilities.VELOCITY_LIMIT
-                | Capabilities.ACCELERATION_LIMIT)
-        if self.units[index].get("series", "sts") == "sts":
-            caps |= Capabilities.AVAILABLE_FORCE
+        caps = (Capabilities.POSITION_COMMAND | Capabilities.TRAPEZOIDAL_COMMAND
+                | Capabilities.VELOCITY_LIMIT | Capabilities.ACCELERATION_LIMIT)
+        if self.units[index].get("series", "sts") == "sts":  # SCS: no wheel, no Torque Limit
+            caps |= Capabilities.VELOCITY_COMMAND | Capabilities.AVAILABLE_FORCE
         return caps
 
     def telemetry(self, index: int) -> dict[str, str]:
@@ -381,17 +412,21 @@ class FeetechHardware(SerialBusHardware):
         return u["zero"] + u["direction"] * rad / u["rad_per_tick"]
 
     def _read_present(self) -> CallbackReturn:
-        """One sync read of Present Position ... Present Current for every servo."""
-        result = self.reader.txPacket()
-        if result != scs.COMM_SUCCESS:
-            return self._lost(None, "sync read", result)
+        """The present values of every servo: one sync read of the STS servos and a read
+        of each SCS servo (it has no sync read), tried once more where a reply is missing
+        or corrupt (a busy bus loses one now and then)."""
+        for attempt in range(READ_TRIES):
+            replies, failed = self._read_all()
+            if failed is None:
+                break
+            if attempt + 1 < READ_TRIES:
+                self.port.ser.reset_input_buffer()  # what is left of the failed replies
+        else:
+            return self._lost(*failed)
         bank = self.bank
         errors = []
-        for i, servo_id in enumerate(self.ids):
-            data, result, error = self.packet.readRx(self.port, servo_id, PRESENT_SIZE)
-            if result != scs.COMM_SUCCESS:
-                return self._lost(i, "sync read", result)
-            raw, u = bytes(data), self.units[i]
+        for i, (raw, error) in replies.items():
+            u = self.units[i]
             order, sts = u["order"], u["series"] == "sts"
             position = int.from_bytes(raw[0:2], order)
             if sts:
@@ -415,6 +450,26 @@ class FeetechHardware(SerialBusHardware):
             return self.fail("; ".join(self.faults[i] for i in errors), CallbackReturn.ERROR)
         return CallbackReturn.SUCCESS
 
+    def _read_all(self) -> tuple[dict[int, tuple[bytes, int]], tuple | None]:
+        """({motor: (present bytes, error bits)}, None), or what failed: (motor or None,
+        what, the SDK's result)."""
+        replies: dict[int, tuple[bytes, int]] = {}
+        if self.sync_ids:
+            result = self.reader.txPacket()
+            if result != scs.COMM_SUCCESS:
+                return replies, (None, "sync read", result)
+        sts = [i for i, u in enumerate(self.units) if u["series"] == "sts"]
+        for i in sts + [i for i in range(len(self.ids)) if i not in sts]:
+            if i in sts:  # the sync read's replies, in order
+                data, result, error = self.packet.readRx(self.port, self.ids[i], PRESENT_SIZE)
+            else:
+                data, result, error = self.packet.readTxRx(self.port, self.ids[i], PRESENT,
+                                                           SCS_PRESENT_SIZE)
+            if result != scs.COMM_SUCCESS:
+                return replies, (i, "sync read" if i in sts else "read", result)
+            replies[i] = (bytes(data), error)
+        return replies, None
+
     def _goal_bytes(self, i: int, mode: int) -> list[int]:
         """The 7 bytes from Acceleration to Goal Speed for motor ``i``, each value clamped
         to its register's range."""
@@ -428,7 +483,9 @@ class FeetechHardware(SerialBusHardware):
             ticks = self._ticks(i, float(bank.target_position[i]))
             speed = _register(float(bank.speed_limit[i]) / u["rad_per_tick"], 1, MAX_MAGNITUDE)
         sts = u["series"] == "sts"
-        position = _register(ticks, -MAX_MAGNITUDE if sts else 0, MAX_MAGNITUDE)
+        turn = round(2.0 * math.pi / u["rad_per_tick"])  # an SCS goal is 0 .. one turn - 1
+        position = _register(ticks, -MAX_MAGNITUDE, MAX_MAGNITUDE) if sts else \
+            _register(ticks, 0, turn - 1)
         a = float(bank.acceleration[i])
         acceleration = 0 if a < 0 else _register(
             a / u["rad_per_tick"] / TICKS_PER_ACCELERATION_UNIT, 1, MAX_ACCELERATION)
@@ -437,25 +494,29 @@ class FeetechHardware(SerialBusHardware):
         return [acceleration] + [b for w in words for b in w.to_bytes(2, u["order"])]
 
     def _write_settings(self, modes: np.ndarray) -> CallbackReturn:
-        """Operating Mode, Torque Limit and torque of the servos where they changed."""
+        """Operating Mode, Torque Limit and torque of the servos where they changed (the
+        torque goes off only to change the mode, in EEPROM, or to switch the servo off)."""
         bank = self.bank
         for i, u in enumerate(self.units):
             mode = int(modes[i])
             sts = u["series"] == "sts"
             limit = _register(float(bank.available_force[i]) / u["stall"] * PER_MILLE, 0,
                               PER_MILLE) if sts else None
-            previous = self._written.get(i, (None, None, None))
+            previous = self._written.get(i, (u["mode"], None, None))  # torque unknown
             operating = {Mode.POSITION: MODE_POSITION, Mode.VELOCITY: MODE_WHEEL}.get(
                 Mode(mode), previous[0])  # off keeps the last mode: only the torque goes
             wanted = (operating, limit, mode != Mode.OFF)
             if wanted == previous:
                 continue
-            steps = [(TORQUE_ENABLE, 1, 0)]
-            if sts and operating is not None and operating != previous[0]:
+            new_mode = sts and operating != previous[0]  # EEPROM: with the torque off
+            steps = []
+            if previous[2] is not False and (new_mode or not wanted[2]):
+                steps.append((TORQUE_ENABLE, 1, 0))
+            if new_mode:
                 steps.append((OPERATING_MODE, 1, operating))
-            if limit is not None and limit != previous[1]:
+            if limit is not None and limit != previous[1]:  # RAM: the torque stays on
                 steps.append((TORQUE_LIMIT, 2, limit))
-            if wanted[2]:
+            if wanted[2] and (new_mode or previous[2] is not True):
                 steps.append((TORQUE_ENABLE, 1, 1))
             for address, size, value in steps:
                 ret = self._write(i, address, size, value, "write")

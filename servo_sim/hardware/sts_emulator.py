@@ -5,9 +5,9 @@ A test and demo peer for the ``feetech`` plugin, written from Feetech's protocol
 memory-table documents (not from the SDK, so that the SDK's side is what the tests
 exercise): packets ``FF FF ID LEN INSTR PARAMS CHK`` with ``CHK = ~(ID + LEN + INSTR +
 PARAMS) & 0xFF``; ping, read, write, reg write + action, sync read (each listed servo
-answers in turn) and sync write; a packet with a wrong checksum is ignored (no reply),
-as a real servo does; status packets carry the servo's fault bits (0x01 voltage, 0x02
-angle sensor, 0x04 overheat, 0x08 over-current, 0x20 overload).
+answers in turn; an SCS servo does not) and sync write; a packet with a wrong checksum
+is ignored (no reply), as a real servo does; status packets carry the servo's fault bits
+(0x01 voltage, 0x02 angle sensor, 0x04 overheat, 0x08 over-current, 0x20 overload).
 
 Each servo is an STS3215 (model 777, little-endian words, sign-magnitude fields: goal
 and present position and speed in bit 15, present load in bit 10, homing offset in bit
@@ -27,7 +27,8 @@ Operating Mode 1 (wheel)      velocity control at Goal Speed
 Acceleration                  x 100 steps/s^2 (0: unlimited)
 P Coefficient                 the model's P gain = P / 3.2 (the factory 32: Webots'
                               default 10); D and I are stored, not modelled
-Present Position              raw - homing offset; in mode 0 modulo one turn
+Present Position              raw - homing offset; in mode 0 with limits, modulo
+                              one turn
 Present Load / Current        motor torque / stall x 1000 (0.1 %) / x 2.7 A in 6.5 mA
 ==========================  ====================================================
 
@@ -239,7 +240,8 @@ class Bus(emulator.EmulatedBus):
         per_rad = s.ticks_per_rev / (2.0 * math.pi)
         raw = s.ticks_per_rev // 2 + motor.position * per_rad
         present = round(raw - (0 if s.scs else s.get(HOMING_OFFSET, 2)))
-        if s.scs or s.get(OPERATING_MODE, 1) == 0:
+        limited = s.get(MIN_POSITION_LIMIT, 2) or s.get(MAX_POSITION_LIMIT, 2)
+        if s.scs or (s.get(OPERATING_MODE, 1) == 0 and limited):  # 0/0: multi-turn
             present %= s.ticks_per_rev
         s.put(PRESENT_POSITION, 2, present)
         s.put(PRESENT_SPEED, 2, round(motor.velocity * per_rad))
@@ -289,8 +291,8 @@ class Bus(emulator.EmulatedBus):
             address, size = params[0], params[1]
             out = b""
             for i in params[2:]:
-                if i not in self.servos or i in self.silent:
-                    break  # the servos after a silent one wait for its reply
+                if i not in self.servos or i in self.silent or self.servos[i].scs:
+                    break  # those after a silent one (an SCS: no sync read) wait for it
                 out += self._reply(i, bytes(self.servos[i].table[address:address + size]))
             return out
         if instruction == SYNC_WRITE and servo_id == BROADCAST_ID and len(params) >= 2:
