@@ -483,3 +483,16 @@ def test_halt_ramps_the_goal_velocity_down_then_holds(bus, hw):
     assert registers[:25] == expected[:25] and expected[24] == 0  # 1.99 / 0.08: 25 cycles
     assert bus.get(3, emu.OPERATING_MODE, 1) == emu.MODE_EXTENDED_POSITION  # then holds
     assert hw.sim.motor("c").mode is ServoMode.HALT
+
+
+def test_a_failed_bus_stops_the_servos_that_follow_a_velocity(bus, hw):
+    """on_error: a servo in velocity mode would go on turning while the bus recovers;
+    its torque goes off (the others hold their goal positions)."""
+    hw.command("c", Motor.set_position, math.inf)
+    hw.command("c", Motor.set_velocity, 1.0)
+    hw.cycle()
+    assert bus.get(3, emu.OPERATING_MODE, 1) == emu.MODE_VELOCITY
+    bus.silence([2])
+    hw.cycle()
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 3)] == [1, 0]

@@ -527,6 +527,19 @@ def test_a_servo_fault_halts_unloads_and_recovers_when_it_clears(bus, hw, caplog
     assert f"read: motor 'c' (id 3): hardware error: {text}; commands halted" in caplog.text
 
 
+def test_a_failed_bus_stops_the_servos_in_wheel_mode(bus, hw):
+    """on_error: a wheel would go on turning while the bus recovers; its torque goes
+    off (the others hold their goal positions)."""
+    hw.command("c", Motor.set_position, math.inf)
+    hw.command("c", Motor.set_velocity, 1.0)
+    hw.cycle()
+    assert bus.get(3, emu.OPERATING_MODE, 1) == 1
+    bus.silence([2])
+    hw.cycle()
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 3)] == [1, 0]
+
+
 def test_a_voltage_error_is_a_warning_and_the_servo_keeps_going(bus, hw):
     bus.fault(1, emu.VOLTAGE)
     hw.cycle()

@@ -215,11 +215,16 @@ class DynamixelHardware(SerialBusHardware):
         return ret
 
     def on_error(self) -> CallbackReturn:
-        """Reboot the servos that report a hardware error; the system reconfigures."""
+        """Reboot the servos that report a hardware error, and switch the torque off where
+        one follows a velocity or a current, whatever failed (best effort: it would go
+        on turning or pushing); the system reconfigures."""
         if self.port is not None:
             for i, dxl_id in enumerate(self.ids):
                 if self.flags[i] & StateFlags.ERROR:
                     self.packet.reboot(self.port, dxl_id)
+                elif getattr(self, "_written", {}).get(i, (None,))[0] in (MODE_VELOCITY,
+                                                                          MODE_CURRENT):
+                    self.packet.write1ByteTxRx(self.port, dxl_id, TORQUE_ENABLE, 0)
         return CallbackReturn.SUCCESS
 
     # ------------------------------------------------------------------ cycle

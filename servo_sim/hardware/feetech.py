@@ -381,7 +381,7 @@ class FeetechHardware(SerialBusHardware):
         failed (best effort); the system then retries configure."""
         if self.port is not None:
             for i, servo_id in enumerate(self.ids):
-                wheel = self._written.get(i, (None,))[0] == MODE_WHEEL
+                wheel = getattr(self, "_written", {}).get(i, (None,))[0] == MODE_WHEEL
                 if self.flags[i] & StateFlags.ERROR or wheel:  # a wheel would go on turning
                     self.packet.writeTxRx(self.port, servo_id, TORQUE_ENABLE, 1, [0])
         return CallbackReturn.SUCCESS
