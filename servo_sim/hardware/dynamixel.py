@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import logging
 import math
-import numbers
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -67,7 +66,7 @@ except ImportError as exc:  # pragma: no cover - the registry reports it
 
 from ..model.config import MotorConfig
 from .base import CallbackReturn, Capabilities, HardwareInfo, Mode, StateFlags
-from .serial_bus import SerialBusHardware
+from .serial_bus import SerialBusHardware, integer_in, positive_number
 from .serial_bus import register as _register
 
 log = logging.getLogger("servo_sim")
@@ -114,6 +113,8 @@ def _le(value: int, size: int) -> list[int]:
 class DynamixelHardware(SerialBusHardware):
     """X-series servos on one Protocol 2.0 bus (see the module docstring)."""
 
+    FREE_RUNNING_MODES = (MODE_VELOCITY, MODE_CURRENT)  # would go on turning or pushing
+
     SETTINGS: ClassVar[Mapping[str, str]] = {
         "port": "Serial port of the bus, e.g. /dev/ttyUSB0.",
         "baud_rate": "Bus baud rate (a dynamixel-sdk rate, default 1000000).",
@@ -142,22 +143,20 @@ class DynamixelHardware(SerialBusHardware):
                 + ", ".join(_DEFAULTS) + ")"
         s = {**_DEFAULTS, **group}
         dxl_id = s.get("id")
-        if not isinstance(dxl_id, int) or isinstance(dxl_id, bool) or not 0 <= dxl_id <= MAX_ID:
+        if not integer_in(dxl_id, 0, MAX_ID):
             return f"hardware setting 'id' = {dxl_id!r}: must be an integer 0..{MAX_ID}"
         for key in ("torque_constant", "ticks_per_rev", "velocity_unit_rpm",
                     "acceleration_unit_rpm2", "current_unit_ma"):
             value = s.get(key)
-            if not isinstance(value, numbers.Real) or isinstance(value, bool) \
-                    or not math.isfinite(value) or value <= 0:
+            if not positive_number(value):
                 return f"hardware setting {key!r} = {value!r}: must be a number > 0"
         for key, high in (("zero_ticks", MAX_EXTENDED_POSITION),
                           ("current_limit_max", MAX_CURRENT_REGISTER)):
-            if not isinstance(s[key], int) or isinstance(s[key], bool) or not 0 <= s[key] <= high:
+            if not integer_in(s[key], 0, high):
                 return f"hardware setting {key!r} = {s[key]!r}: must be an integer 0..{high}"
         scale = s["pid_scale"]
         if not (isinstance(scale, (list, tuple)) and len(scale) == 3
-                and all(isinstance(v, numbers.Real) and not isinstance(v, bool)
-                        and math.isfinite(v) and v > 0 for v in scale)):
+                and all(positive_number(v) for v in scale)):
             return f"hardware setting 'pid_scale' = {scale!r}: must be 3 finite numbers > 0"
         if s["current_control"] not in (None, True, False):
             return f"hardware setting 'current_control' = {s['current_control']!r}: true/false"
@@ -200,32 +199,12 @@ class DynamixelHardware(SerialBusHardware):
         self.flags[:] = StateFlags.READY
         self.faults = [""] * len(self.ids)
         self.reason = ""
-        self._written: dict[int, tuple] = {}  # per motor: (mode, current limit, torque)
         self._gains: dict[int, tuple] = {}
         return self._read_present()
 
-    def on_activate(self) -> CallbackReturn:
-        """Hold where the servos are, write the settings, torque on."""
-        bank = self.bank
-        bank.supervisor.hold(np.flatnonzero(np.isfinite(bank.target_position)))
-        self._written = {}  # torque off since configure or deactivate: write it all
-        ret = self._send()
-        if ret is CallbackReturn.SUCCESS:
-            self.flags[:] = StateFlags.READY | StateFlags.ENABLED
-        return ret
-
-    def on_error(self) -> CallbackReturn:
-        """Reboot the servos that report a hardware error, and switch the torque off where
-        one follows a velocity or a current, whatever failed (best effort: it would go
-        on turning or pushing); the system reconfigures."""
-        if self.port is not None:
-            for i, dxl_id in enumerate(self.ids):
-                if self.flags[i] & StateFlags.ERROR:
-                    self.packet.reboot(self.port, dxl_id)
-                elif getattr(self, "_written", {}).get(i, (None,))[0] in (MODE_VELOCITY,
-                                                                          MODE_CURRENT):
-                    self.packet.write1ByteTxRx(self.port, dxl_id, TORQUE_ENABLE, 0)
-        return CallbackReturn.SUCCESS
+    def _clear_error(self, i: int) -> None:
+        """A reboot clears a hardware error (and switches the torque off)."""
+        self.packet.reboot(self.port, self.ids[i])
 
     # ------------------------------------------------------------------ cycle
 
@@ -353,9 +332,8 @@ class DynamixelHardware(SerialBusHardware):
                              CallbackReturn.ERROR)
         return CallbackReturn.SUCCESS
 
-    def _torque_all(self, value: int) -> None:
-        for dxl_id in self.ids:
-            self.packet.write1ByteTxRx(self.port, dxl_id, TORQUE_ENABLE, value)
+    def _torque(self, i: int, value: int) -> None:
+        self.packet.write1ByteTxRx(self.port, self.ids[i], TORQUE_ENABLE, value)
 
     def _hardware_error(self, i: int, bits: int) -> None:
         names = [text for bit, text in HARDWARE_ERRORS.items() if bits & bit] or [f"0x{bits:02x}"]

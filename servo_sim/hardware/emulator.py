@@ -7,7 +7,8 @@ handle on the child (:class:`EmulatorProcess`). A bus object provides::
     feed(buffer: bytearray) -> bytes   consume whole packets, return the replies
     control(request: tuple) -> Any     a request from the parent (JSON over a pipe)
     counts: Counter[str]               what it received ('bytes_in', 'bytes_out', ...)
-    tick() -> None                     optional: called at least every TICK_S seconds
+    tick() -> None                     optional: called before each feed and at least
+                                       every TICK_S seconds
 
 The vendor SDKs busy-wait for replies while holding the GIL, so a peer thread in the
 same process starves: the bus runs in a child process.

@@ -68,7 +68,6 @@ from __future__ import annotations
 
 import json
 import math
-import numbers
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -82,7 +81,8 @@ except ImportError as exc:  # pragma: no cover - the registry reports it
 
 from ..model.config import MotorConfig, ros_name
 from .base import CallbackReturn, Capabilities, HardwareInfo, Mode, StateFlags
-from .serial_bus import SerialBusHardware
+from .serial_bus import SerialBusHardware, positive_number
+from .serial_bus import integer_in as _integer
 from .serial_bus import register as _register
 
 # the memory table (STS/SMS; SCS where noted)
@@ -118,9 +118,11 @@ DEFAULT_STALL_TORQUE = 1.91
 _MOTOR_KEYS = ("id", "zero_ticks", "direction", "homing_offset", "stall_torque",
                "coefficients")
 _CALIBRATION_KEYS = ("id", "drive_mode", "homing_offset", "range_min", "range_max")
+HOMING_OFFSET_RANGE = (-2047, 2047)  # 11 bits and a sign bit
 #: what a LeRobot calibration file may hold (STS: 4096 ticks, an 11-bit homing offset)
-CALIBRATION_RANGES = {"id": (0, MAX_ID), "drive_mode": (0, 1), "homing_offset": (-2047, 2047),
-                      "range_min": (0, 4095), "range_max": (0, 4095)}
+CALIBRATION_RANGES = {"id": (0, MAX_ID), "drive_mode": (0, 1),
+                      "homing_offset": HOMING_OFFSET_RANGE, "range_min": (0, 4095),
+                      "range_max": (0, 4095)}
 #: where LeRobot's half-turn homing puts the pose the arm was calibrated in (Present
 #: Position 2047: ``homing_offset = position - 2047``), the zero pose of its SO-101 URDF
 LEROBOT_HOMED = 2047
@@ -133,10 +135,6 @@ def _signed(raw: int, bit: int) -> int:
 
 def _sign_magnitude(value: int, bit: int) -> int:
     return (-value) | (1 << bit) if value < 0 else value
-
-
-def _integer(value: Any, low: int, high: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 def read_calibration(path: str | Path) -> dict[str, dict[str, int]]:
@@ -166,6 +164,8 @@ def read_calibration(path: str | Path) -> dict[str, dict[str, int]]:
 
 class FeetechHardware(SerialBusHardware):
     """Feetech STS/SCS servos on one bus (see the module docstring)."""
+
+    FREE_RUNNING_MODES = (MODE_WHEEL,)  # a wheel would go on turning
 
     SETTINGS: ClassVar[Mapping[str, str]] = {
         "port": "Serial port of the bus, e.g. /dev/ttyACM0.",
@@ -233,12 +233,11 @@ class FeetechHardware(SerialBusHardware):
                     f"0..{MAX_MAGNITUDE}"
             if direction not in (1, -1) or isinstance(direction, bool):
                 return f"hardware setting 'direction' = {direction!r}: must be 1 or -1"
-            if homing is not None and not _integer(homing, -2047, 2047):
+            if homing is not None and not _integer(homing, *HOMING_OFFSET_RANGE):
                 return f"hardware setting 'homing_offset' = {homing!r}: must be an integer " \
-                    "-2047..2047"
+                    "{}..{}".format(*HOMING_OFFSET_RANGE)
         stall = group.get("stall_torque", DEFAULT_STALL_TORQUE)
-        if not isinstance(stall, numbers.Real) or isinstance(stall, bool) \
-                or not math.isfinite(stall) or stall <= 0:
+        if not positive_number(stall):
             return f"hardware setting 'stall_torque' = {stall!r}: must be a number > 0"
         coefficients = group.get("coefficients")
         if coefficients is not None and not (
@@ -265,16 +264,16 @@ class FeetechHardware(SerialBusHardware):
             ret = self._configure_servo(i)
             if ret is not CallbackReturn.SUCCESS:
                 return ret
+        # the STS servos answer one sync read, in order; then each SCS (no sync read)
+        self._synced = [i for i, u in enumerate(self.units) if u["series"] == "sts"]
+        self._read_order = self._synced + [i for i in range(len(self.ids))
+                                           if i not in self._synced]
         self.reader = scs.GroupSyncRead(self.port, self.packet, PRESENT, PRESENT_SIZE)
         self.writer = scs.GroupSyncWrite(self.port, self.packet, GOALS, GOALS_SIZE)
-        for servo_id, u in zip(self.ids, self.units, strict=True):
-            if u["series"] == "sts":
-                self.reader.addParam(servo_id)
+        for i in self._synced:
+            self.reader.addParam(self.ids[i])
         self.flags[:] = StateFlags.READY
         self.reason = ""
-        self._written: dict[int, tuple] = {}  # per motor: (mode, torque limit, torque)
-        self.sync_ids = [servo_id for servo_id, u in zip(self.ids, self.units, strict=True)
-                         if u["series"] == "sts"]  # SCS servos have no sync read
         return self._read_present()
 
     def _configure_servo(self, i: int) -> CallbackReturn:
@@ -292,7 +291,7 @@ class FeetechHardware(SerialBusHardware):
                 "plugin knows (" + ", ".join(f"{name} {number}" for (number, _), (name, _s)
                                              in MODELS.items()) + ")")
         u["model"], u["series"], u["order"] = known[0]
-        ticks = TICKS_PER_REV[u["series"]]
+        u["ticks_per_rev"] = ticks = TICKS_PER_REV[u["series"]]
         u["rad_per_tick"] = 2.0 * math.pi / ticks
         if u["zero"] is None:
             u["zero"] = ticks // 2
@@ -302,33 +301,33 @@ class FeetechHardware(SerialBusHardware):
         if (status[0] | error) & ~VOLTAGE:
             self._fault(i, status[0] | error)
             return self.fail(self.faults[i])
-        if u["limits"] is not None:
-            why = self._check_limits(i, *u["limits"])
-            if why:  # before the servo is written to
-                return self.fail(why)
-        writes = []
-        if u["series"] == "sts" and u["homing"] is not None:
-            writes.append((HOMING_OFFSET, _sign_magnitude(u["homing"], 11)))
-        if u["limits"] is not None:
-            writes += [(MIN_POSITION_LIMIT, u["limits"][0]), (MAX_POSITION_LIMIT, u["limits"][1])]
-        for address, value in writes:
-            data, result, _ = self.packet.readTxRx(self.port, servo_id, address, 2)
-            if result != scs.COMM_SUCCESS:
-                return self._lost(i, "read", result, CallbackReturn.FAILURE)
-            if int.from_bytes(bytes(data), u["order"]) != value:
-                ret = self._write(i, TORQUE_ENABLE, 1, 0, "write Torque Enable")
-                if ret is CallbackReturn.SUCCESS:
-                    ret = self._write(i, address, 2, value, f"write calibration at {address}")
-                if ret is not CallbackReturn.SUCCESS:
-                    return ret
         data, result, _ = self.packet.readTxRx(self.port, servo_id, MIN_POSITION_LIMIT, 4)
         if result != scs.COMM_SUCCESS:
             return self._lost(i, "read Min/Max_Position_Limit", result, CallbackReturn.FAILURE)
-        low = int.from_bytes(bytes(data[0:2]), u["order"])
-        high = int.from_bytes(bytes(data[2:4]), u["order"])
-        why = self._check_limits(i, low, high)
+        held = {MIN_POSITION_LIMIT: int.from_bytes(bytes(data[0:2]), u["order"]),
+                MAX_POSITION_LIMIT: int.from_bytes(bytes(data[2:4]), u["order"])}
+        low, high = u["limits"] or (held[MIN_POSITION_LIMIT], held[MAX_POSITION_LIMIT])
+        why = self._check_limits(i, low, high)  # the file's range: before it is written
         if why:
             return self.fail(why)
+        wanted = {}
+        if u["limits"] is not None:
+            wanted = {MIN_POSITION_LIMIT: low, MAX_POSITION_LIMIT: high}
+        if u["series"] == "sts" and u["homing"] is not None:
+            data, result, _ = self.packet.readTxRx(self.port, servo_id, HOMING_OFFSET, 2)
+            if result != scs.COMM_SUCCESS:
+                return self._lost(i, "read Homing_Offset", result, CallbackReturn.FAILURE)
+            held[HOMING_OFFSET] = int.from_bytes(bytes(data), u["order"])
+            wanted[HOMING_OFFSET] = _sign_magnitude(u["homing"], 11)
+        writes = [(address, value) for address, value in wanted.items()
+                  if held[address] != value]
+        if writes:  # EEPROM: with the torque off
+            ret = self._write(i, TORQUE_ENABLE, 1, 0, "write Torque Enable")
+            for address, value in writes:
+                if ret is CallbackReturn.SUCCESS:
+                    ret = self._write(i, address, 2, value, f"write calibration at {address}")
+            if ret is not CallbackReturn.SUCCESS:
+                return ret
         u["mode"] = MODE_POSITION
         if u["series"] == "sts":  # what the servo has: written only if it must change
             data, result, _ = self.packet.readTxRx(self.port, servo_id, OPERATING_MODE, 1)
@@ -359,32 +358,20 @@ class FeetechHardware(SerialBusHardware):
                     f"{hi_ticks} ticks ({hi:.4f} rad)")
         return ""
 
-    def on_activate(self) -> CallbackReturn:
-        """Hold where the servos are, write the settings, torque on."""
-        bank = self.bank
-        bank.supervisor.hold(np.flatnonzero(np.isfinite(bank.target_position)))
-        self._written = {}  # torque off since configure or deactivate: write it all
+    def _activate_settings(self) -> CallbackReturn:
+        """The P/D/I Coefficient registers where ``coefficients`` gives them."""
         for i, u in enumerate(self.units):
             if u["coefficients"] is not None:
                 ret = self._write_bytes(i, P_COEFFICIENT, bytes(u["coefficients"]),
                                         "write P/D/I Coefficient")
                 if ret is not CallbackReturn.SUCCESS:
                     return ret
-        ret = self._send()
-        if ret is CallbackReturn.SUCCESS:
-            self.flags[:] = StateFlags.READY | StateFlags.ENABLED
-        return ret
-
-    def on_error(self) -> CallbackReturn:
-        """Torque off where a servo reported an error (Feetech servos have no reboot: a
-        fault clears when its cause does) and where one turns in wheel mode, whatever
-        failed (best effort); the system then retries configure."""
-        if self.port is not None:
-            for i, servo_id in enumerate(self.ids):
-                wheel = getattr(self, "_written", {}).get(i, (None,))[0] == MODE_WHEEL
-                if self.flags[i] & StateFlags.ERROR or wheel:  # a wheel would go on turning
-                    self.packet.writeTxRx(self.port, servo_id, TORQUE_ENABLE, 1, [0])
         return CallbackReturn.SUCCESS
+
+    def _clear_error(self, i: int) -> None:
+        """Feetech servos have no reboot: a fault clears when its cause does. Torque off
+        until then."""
+        self._torque(i, 0)
 
     # ------------------------------------------------------------------ cycle
 
@@ -454,19 +441,19 @@ class FeetechHardware(SerialBusHardware):
         """({motor: (present bytes, error bits)}, None), or what failed: (motor or None,
         what, the SDK's result)."""
         replies: dict[int, tuple[bytes, int]] = {}
-        if self.sync_ids:
+        if self._synced:
             result = self.reader.txPacket()
             if result != scs.COMM_SUCCESS:
                 return replies, (None, "sync read", result)
-        sts = [i for i, u in enumerate(self.units) if u["series"] == "sts"]
-        for i in sts + [i for i in range(len(self.ids)) if i not in sts]:
-            if i in sts:  # the sync read's replies, in order
+        for i in self._read_order:
+            synced = self.units[i]["series"] == "sts"
+            if synced:  # the sync read's replies, in order
                 data, result, error = self.packet.readRx(self.port, self.ids[i], PRESENT_SIZE)
             else:
                 data, result, error = self.packet.readTxRx(self.port, self.ids[i], PRESENT,
                                                            SCS_PRESENT_SIZE)
             if result != scs.COMM_SUCCESS:
-                return replies, (i, "sync read" if i in sts else "read", result)
+                return replies, (i, "sync read" if synced else "read", result)
             replies[i] = (bytes(data), error)
         return replies, None
 
@@ -483,9 +470,8 @@ class FeetechHardware(SerialBusHardware):
             ticks = self._ticks(i, float(bank.target_position[i]))
             speed = _register(float(bank.speed_limit[i]) / u["rad_per_tick"], 1, MAX_MAGNITUDE)
         sts = u["series"] == "sts"
-        turn = round(2.0 * math.pi / u["rad_per_tick"])  # an SCS goal is 0 .. one turn - 1
         position = _register(ticks, -MAX_MAGNITUDE, MAX_MAGNITUDE) if sts else \
-            _register(ticks, 0, turn - 1)
+            _register(ticks, 0, u["ticks_per_rev"] - 1)  # an SCS goal is within one turn
         a = float(bank.acceleration[i])
         acceleration = 0 if a < 0 else _register(
             a / u["rad_per_tick"] / TICKS_PER_ACCELERATION_UNIT, 1, MAX_ACCELERATION)
@@ -538,9 +524,8 @@ class FeetechHardware(SerialBusHardware):
             return self.fail(f"{self.faults[i]} ({what} at {address})", CallbackReturn.ERROR)
         return CallbackReturn.SUCCESS
 
-    def _torque_all(self, value: int) -> None:
-        for servo_id in self.ids:
-            self.packet.writeTxRx(self.port, servo_id, TORQUE_ENABLE, 1, [value])
+    def _torque(self, i: int, value: int) -> None:
+        self.packet.writeTxRx(self.port, self.ids[i], TORQUE_ENABLE, 1, [value])
 
     def _fault(self, i: int, bits: int) -> None:
         """The error bits of servo ``i``'s status: its fault text and flags."""

@@ -3,15 +3,19 @@
 Both vendors' SDKs have the same shape (``PortHandler``, a packet handler with
 ``getTxRxResult``, ``GroupSyncWrite``; ``COMM_SUCCESS`` is 0 in both), and both plugins
 run the same cycle: one sync read of the present values, then the settings where they
-changed and one sync write of the goals. :class:`SerialBusHardware` holds that; a
-plugin provides the vendor parts (:meth:`_open_bus`, :meth:`_read_present`,
-:meth:`_write_settings`, :meth:`_goal_bytes`, :meth:`_torque_all`).
+changed and one sync write of the goals. :class:`SerialBusHardware` holds that, and
+the lifecycle around it; a plugin provides the vendor parts (:meth:`_read_present`,
+:meth:`_write_settings`, :meth:`_goal_bytes`, :meth:`_torque`, :meth:`_clear_error`,
+optionally :meth:`_activate_settings`) and records in ``_written[i]`` the settings it
+last wrote to motor ``i``, its operating mode first.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -19,6 +23,17 @@ from ..model.config import ros_name
 from .base import CallbackReturn, HardwareComponent, HardwareInfo, StateFlags, command_modes
 
 COMM_SUCCESS = 0  # dynamixel-sdk's and feetech-servo-sdk's
+
+
+def integer_in(value: Any, low: int, high: int) -> bool:
+    """True if ``value`` is an int (not a bool) within [low, high]: a setting's check."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def positive_number(value: Any) -> bool:
+    """True if ``value`` is a finite real number > 0 (not a bool): a setting's check."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) \
+        and math.isfinite(value) and value > 0
 
 
 def register(value: float, low: int, high: int) -> int:
@@ -31,7 +46,10 @@ class SerialBusHardware(HardwareComponent):
     """Servos on one serial bus, each motor a servo id (see the module docstring)."""
 
     #: the bus-level settings besides port and baud_rate
-    BUS_SETTINGS: tuple[str, ...] = ()
+    BUS_SETTINGS: ClassVar[tuple[str, ...]] = ()
+    #: operating modes in which a servo goes on moving by itself (a velocity, a current):
+    #: on_error switches their torque off while the bus recovers
+    FREE_RUNNING_MODES: ClassVar[tuple[int, ...]] = ()
 
     def parse_bus(self, info: HardwareInfo, baud_rates: Iterable[int]) -> str:
         """Check port, baud_rate and that nothing else is at the top of the group; set
@@ -55,6 +73,7 @@ class SerialBusHardware(HardwareComponent):
         self.ids: list[int] = []
         self.units: list[dict[str, Any]] = []
         self.port = None
+        self._written: dict[int, tuple] = {}  # per motor: (operating mode, ...) last written
         return ""
 
     def check_ids(self) -> CallbackReturn:
@@ -68,17 +87,41 @@ class SerialBusHardware(HardwareComponent):
         """Open ``port_handler`` at the baud rate; False with ``reason`` set if not."""
         self._close()
         self.port = port_handler
+        why = f"cannot open {self.port_name} at {self.baud_rate}"
         try:
             opened = self.port.openPort() and self.port.setBaudRate(self.baud_rate)
         except Exception as exc:  # noqa: BLE001 - pyserial's SerialException, OSError
-            opened = False
-            self.reason = f"cannot open {self.port_name}: {exc}"
+            opened, why = False, f"cannot open {self.port_name}: {exc}"
         if not opened:
             self.port = None
-            self.reason = self.reason or f"cannot open {self.port_name} at {self.baud_rate}"
+            self.reason = why
         return opened
 
     # ------------------------------------------------------------------ lifecycle
+
+    def on_activate(self) -> CallbackReturn:
+        """Hold where the servos are, write the settings, torque on."""
+        bank = self.bank
+        bank.supervisor.hold(np.flatnonzero(np.isfinite(bank.target_position)))
+        self._written = {}  # torque off since configure or deactivate: write it all
+        ret = self._activate_settings()
+        if ret is CallbackReturn.SUCCESS:
+            ret = self._send()
+        if ret is CallbackReturn.SUCCESS:
+            self.flags[:] = StateFlags.READY | StateFlags.ENABLED
+        return ret
+
+    def on_error(self) -> CallbackReturn:
+        """Clear the servos that report a hardware error, and switch the torque off where
+        one is in a FREE_RUNNING_MODES mode, whatever failed (best effort: it would go on
+        turning or pushing); the system then retries configure."""
+        if self.port is not None:
+            for i in range(len(self.ids)):
+                if self.flags[i] & StateFlags.ERROR:
+                    self._clear_error(i)
+                elif self._written.get(i, (None,))[0] in self.FREE_RUNNING_MODES:
+                    self._torque(i, 0)
+        return CallbackReturn.SUCCESS
 
     def on_deactivate(self) -> CallbackReturn:
         self._torque_all(0)
@@ -120,6 +163,10 @@ class SerialBusHardware(HardwareComponent):
             return self._lost(None, "sync write", result)
         return CallbackReturn.SUCCESS
 
+    def _torque_all(self, value: int) -> None:
+        for i in range(len(self.ids)):
+            self._torque(i, value)
+
     def _close(self) -> None:
         if getattr(self, "port", None) is not None:
             try:
@@ -154,5 +201,14 @@ class SerialBusHardware(HardwareComponent):
     def _goal_bytes(self, i: int, mode: int) -> list[int]:
         raise NotImplementedError
 
-    def _torque_all(self, value: int) -> None:
+    def _torque(self, i: int, value: int) -> None:
+        """Torque Enable of motor ``i`` (best effort: the answer is not checked)."""
         raise NotImplementedError
+
+    def _clear_error(self, i: int) -> None:
+        """What clears motor ``i``'s hardware error (on_error)."""
+        raise NotImplementedError
+
+    def _activate_settings(self) -> CallbackReturn:
+        """Settings written once at activation, before the first goals."""
+        return CallbackReturn.SUCCESS

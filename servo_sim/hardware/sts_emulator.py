@@ -284,8 +284,8 @@ class Bus(emulator.EmulatedBus):
         self._apply(i)
 
     def handle(self, servo_id: int, instruction: int, params: bytes) -> bytes:
-        """The bytes the bus sends back for one (checksum-verified) instruction."""
-        self.tick()
+        """The bytes the bus sends back for one (checksum-verified) instruction (serve()
+        has stepped the motors up to now just before)."""
         self.counts[f"0x{instruction:02x}"] += 1
         if instruction == SYNC_READ and servo_id == BROADCAST_ID and len(params) >= 2:
             address, size = params[0], params[1]
