@@ -15,6 +15,7 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=["servo_sim", "servo_sim.*"]),
+    package_data={"servo_sim.model": ["profiles.yaml"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/servo_sim"]),
         ("share/servo_sim", ["package.xml", "plugin.xml"]),

@@ -25,6 +25,7 @@ from functools import partial
 
 import numpy as np
 
+from .actuator import Actuators
 from .config import SimulationConfig
 from .safety import ServoMode, Supervisor
 from .sensors import SampledSensors, measure_position
@@ -54,6 +55,7 @@ class MotorBank:
 
         column = partial(_column, motors)
 
+        self.actuators: Actuators | None = None  # real servos' actuators (actuator.py)
         self._load_parameters(config)
 
         # commands: internal values (after multiplier and clipping) ...
@@ -96,6 +98,8 @@ class MotorBank:
         self.error_integral = np.zeros(self.n)
         self.previous_error = np.zeros(self.n)
         self.command_velocity = np.zeros(self.n)  # v_cmd of the last step (Webots' Vp)
+        if self.actuators is not None:
+            self.actuators.setpoint = self.position.copy()
 
         # sensors
         self.rng = np.random.default_rng(config.seed)
@@ -175,6 +179,17 @@ class MotorBank:
         self.external_load = column(lambda m: m.load.external)
         self.position_noise = column(lambda m: m.position_sensor.noise)
         self.position_resolution = column(lambda m: m.position_sensor.resolution)
+        previous = self.actuators
+        self.actuators = None
+        if any(m.actuator is not None for m in motors):
+            self.actuators = Actuators(motors, self.dt)
+            # an encoder quantises the sensor too, unless the sensor has its own resolution
+            np.copyto(self.position_resolution, self.actuators.encoder_resolution,
+                      where=self.position_resolution == -1.0)
+            if previous is not None:  # a parameter change keeps the actuators' state
+                self.actuators.gap = previous.gap
+                self.actuators.setpoint = previous.setpoint
+                self.actuators.setpoint_velocity = previous.setpoint_velocity
         self.command_timeout_ms = column(lambda m: m.command_timeout * 1000.0)
         self.any_watchdog = bool(self.command_timeout_ms.any())
 
@@ -237,6 +252,8 @@ class MotorBank:
         self._any_force_control = bool(self.force_control.any())
         self._any_feedforward = bool(self.supervisor.trapezoidal.any())
         self.any_halting = bool(self.halting.any())
+        if self.actuators is not None:
+            self.actuators.refresh(self._active_gain > 0.0, self._pid_gain > 0.0)
 
     # ------------------------------------------------------------------ stepping
 
@@ -275,15 +292,27 @@ class MotorBank:
     def _step_dynamic(self) -> None:
         dt = self.dt
         x = self.position
+        act = self.actuators
         # PID -> desired velocity; only powered, position-controlled motors (gain 1)
         # integrate and remember their error, the others keep theirs (Webots)
-        error = self.pid_target - x
+        if act is None:
+            error = self.pid_target - x
+        else:  # the controller sees encoder ticks; a firmware follows its profile
+            reference = self.pid_target
+            if act.any_firmware:
+                reference = act.reference(self.pid_target, x, self.velocity, self.speed_limit,
+                                          self.acceleration)
+            error = reference - act.seen(x)
+            act.apply_deadband(error)
         error *= self._pid_gain
         integral = self.error_integral
         integral += error * dt
+        previous = self.previous_error
+        duty = None
+        if act is not None and act.any_following:
+            duty = act.duty(error, integral, (error - previous) / dt)
         u = self.control_p * error
         u += self.control_i * integral
-        previous = self.previous_error
         u += (error - previous) * self._d_over_dt
         previous *= self._not_pid_gain
         previous += error
@@ -322,15 +351,24 @@ class MotorBank:
         limit = self._force_limit
         force = v_cmd * mass
         force -= p
-        np.minimum(force, limit, out=force)
-        np.maximum(force, -limit, out=force)
-        v_new = p
-        v_new += force
-        v_new /= mass
+        if act is None:
+            np.minimum(force, limit, out=force)
+            np.maximum(force, -limit, out=force)
+            v_new = p
+            v_new += force
+            v_new /= mass
+        else:  # envelope, firmware drive, backlash, friction
+            wanted = force
+            force = act.force(wanted, duty, p, mass, limit)
+            force = act.backlash(force, p, mass, act.gear_speed(v_cmd, duty),
+                                 self._active_gain > 0.0)
+            v_new = act.velocity(p + force, mass)
         x_new = v_new * dt
         x_new += x
         if self._any_stops:
-            self._apply_stops(x_new, v_new)
+            stopped = self._apply_stops(x_new, v_new)
+            if act is not None and act.any_envelope and stopped.any():
+                force = np.where(stopped, act.force_at_rest(wanted, duty, limit), force)
         self.position = x_new
         self.previous_velocity, self.velocity = self.velocity, v_new
         self.period = dt
@@ -379,12 +417,15 @@ class MotorBank:
         self.period = dt
         self.motor_force = np.zeros(self.n)
 
-    def _apply_stops(self, x_new: np.ndarray, v_new: np.ndarray) -> None:
-        """Hard stops: clamp the position, remove the velocity into the stop (in place)."""
+    def _apply_stops(self, x_new: np.ndarray, v_new: np.ndarray) -> np.ndarray:
+        """Hard stops: clamp the position, remove the velocity into the stop (in place);
+        the motors a stop holds."""
         clamped = np.minimum(x_new, self.stop_high)
         np.maximum(clamped, self.stop_low, out=clamped)
-        v_new *= clamped == x_new
+        free = clamped == x_new
+        v_new *= free
         x_new[:] = clamped
+        return ~free
 
     def sample_sensors(self) -> None:
         """Refresh the sensors due at ``time_ms`` from the state arrays."""

@@ -112,6 +112,17 @@ def _choice(*choices: str) -> Callable[[Any], str]:
     return parse
 
 
+def _gains(value: Any) -> tuple[float, float, float]:
+    """A servo firmware's position gains [P, I, D] in device units (each >= 0)."""
+    rule = "must be a list of three numbers [P, I, D] >= 0 in the device's units"
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise _FieldError(rule)
+    gains = tuple(_real()(v) for v in value)
+    if min(gains) < 0:
+        raise _FieldError(rule)
+    return gains  # type: ignore[return-value]
+
+
 def _pid(value: Any) -> tuple[float, float, float]:
     if not isinstance(value, (list, tuple)) or len(value) != 3:
         raise _FieldError("must be a list of three numbers [P, I, D]")
@@ -134,6 +145,12 @@ def _device_name(value: Any) -> str | None:
         return None
     if not isinstance(value, str) or not value:
         raise _FieldError("must be a non-empty device name")
+    return value
+
+
+def _servo_name(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise _FieldError("must be a servo profile name")
     return value
 
 
@@ -187,6 +204,47 @@ class LoadConfig:
     gravity_angle: float = 0.0
 
 
+#: The position control laws: Webots' (P/I/D -> velocity), or a servo firmware's
+#: (P/I/D in device units on the encoder's ticks -> PWM duty; ``actuator.py``).
+CONTROL_LAWS = ("webots", "dynamixel", "feetech")
+
+
+@dataclass(frozen=True)
+class ActuatorConfig:
+    """A real servo's actuator (``actuator.py``): beyond Webots' ideal motor, each part
+    opt-in (its default leaves the motor as Webots has it).
+
+    * torque-speed envelope: a DC motor, ``stall_torque`` at rest and none at
+      ``no_load_speed``, both at ``rated_voltage``, scaled by ``supply_voltage``;
+    * ``resolution``: encoder ticks per turn, what the controller and sensors see;
+    * ``backlash``: the gear's dead zone, rad (full width);
+    * ``deadband``: position errors smaller than this drive nothing, rad;
+    * ``friction``: Coulomb friction of the gear, N*m;
+    * ``control``: the position control law, with the firmware's ``gains``.
+    """
+
+    stall_torque: float = 0.0
+    no_load_speed: float = 0.0
+    rated_voltage: float = 0.0
+    supply_voltage: float = 0.0  # 0: the rated voltage
+    resolution: int = 0  # 0: exact
+    backlash: float = 0.0
+    deadband: float = 0.0
+    friction: float = 0.0
+    control: str = "webots"
+    gains: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    @property
+    def envelope(self) -> bool:
+        """Whether the torque-speed envelope is on (the three figures are given)."""
+        return self.stall_torque > 0.0
+
+    @property
+    def voltage(self) -> float:
+        """The supply voltage, V (the rated one unless set)."""
+        return self.supply_voltage or self.rated_voltage
+
+
 @dataclass(frozen=True)
 class PositionSensorConfig:
     """The motor's position sensor: sampling period (0 = off), quantisation and noise."""
@@ -233,6 +291,11 @@ class MotorConfig:
     #: Brake and no motor): moved only by its load, spring, damping and stops; every
     #: command is refused; Webots controllers see its sensor and brake, not a motor
     passive: bool = False
+    #: the servo profile the motor's fields came from (``profiles.yaml``), or None
+    servo: str | None = None
+    #: a real servo's actuator (envelope, encoder, backlash, firmware control); None:
+    #: Webots' ideal motor
+    actuator: ActuatorConfig | None = None
 
     @property
     def position_sensor_device(self) -> str | None:
@@ -302,12 +365,20 @@ _MOTOR_PARSERS: dict[str, Callable[[Any], Any]] = {
     "position_sensor_name": _sensor_name,
     "brake_name": _device_name,
     "passive": _boolean,
+    "servo": _servo_name,
 }
 _NESTED_PARSERS: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
     "load": (
         LoadConfig,
         {"gravity_mass": _non_negative, "gravity_distance": _any_real, "external": _any_real,
          "gravity": _non_negative, "gravity_angle": _any_real},
+    ),
+    "actuator": (
+        ActuatorConfig,
+        {"stall_torque": _non_negative, "no_load_speed": _non_negative,
+         "rated_voltage": _non_negative, "supply_voltage": _non_negative,
+         "resolution": _integer(0), "backlash": _non_negative, "deadband": _non_negative,
+         "friction": _non_negative, "control": _choice(*CONTROL_LAWS), "gains": _gains},
     ),
     "position_sensor": (
         PositionSensorConfig,
@@ -379,6 +450,8 @@ def _parse_motor(raw: Any, ctx: _Context, index: int) -> MotorConfig:
         raise ctx.error(f"{motor_type} motors take {force_key!r}, not {other_key!r}",
                         name, other_key, raw[other_key])
 
+    if "servo" in raw:
+        raw = _with_profile(raw, ctx, name)
     values: dict[str, Any] = {"name": name, "type": motor_type}
     for key, value in raw.items():
         if key in ("name", "type"):
@@ -394,6 +467,26 @@ def _parse_motor(raw: Any, ctx: _Context, index: int) -> MotorConfig:
     motor = MotorConfig(**values)
     _check_motor(motor, ctx)
     return motor
+
+
+def _with_profile(raw: Mapping, ctx: _Context, motor: str) -> dict[str, Any]:
+    """The motor's fields over those of its servo profile (nested groups merged by key)."""
+    from .profiles import profile_names, servo_profile
+
+    name = raw["servo"]
+    try:
+        prof = servo_profile(name)
+    except KeyError:
+        raise ctx.error(_unknown("servo profile", name, profile_names()), motor, "servo",
+                        name) from None
+    merged: dict[str, Any] = {k: dict(v) if isinstance(v, Mapping) else v
+                              for k, v in prof.motor.items()}
+    for key, value in raw.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key].update(value)
+        else:
+            merged[key] = value
+    return merged
 
 
 def _parse_nested(key: str, value: Any, ctx: _Context, motor: str) -> Any:
@@ -430,6 +523,38 @@ def _check_motor(m: MotorConfig, ctx: _Context) -> None:
         if m.max_position > m.max_stop:
             raise ctx.error(f"soft limit above the hard stop max_stop ({m.max_stop})",
                             m.name, "max_position", m.max_position)
+    if m.actuator is not None:
+        _check_actuator(m, m.actuator, ctx)
+
+
+def _check_actuator(m: MotorConfig, a: ActuatorConfig, ctx: _Context) -> None:
+    """An actuator's figures are complete for what it switches on."""
+    figures = {"stall_torque": a.stall_torque, "no_load_speed": a.no_load_speed,
+               "rated_voltage": a.rated_voltage}
+    given = [k for k, v in figures.items() if v > 0]
+    if given and len(given) < 3:
+        missing = next(k for k in figures if k not in given)
+        raise ctx.error("the torque-speed envelope needs stall_torque, no_load_speed and "
+                        "rated_voltage, each > 0", m.name, f"actuator.{missing}",
+                        figures[missing])
+    if a.supply_voltage and not given:
+        raise ctx.error("needs the envelope's rated_voltage, stall_torque and no_load_speed",
+                        m.name, "actuator.supply_voltage", a.supply_voltage)
+    if a.control != "webots":
+        law = f"the {a.control} control law"
+        if m.type != "rotational":
+            raise ctx.error(f"{law} needs a rotational motor", m.name, "actuator.control",
+                            a.control)
+        if not given:
+            raise ctx.error(f"{law} drives the motor's voltage: it needs stall_torque, "
+                            "no_load_speed and rated_voltage", m.name, "actuator.control",
+                            a.control)
+        if a.resolution <= 0:
+            raise ctx.error(f"{law} works on encoder ticks: it needs a resolution > 0",
+                            m.name, "actuator.resolution", a.resolution)
+        if a.gains[0] <= 0:
+            raise ctx.error(f"{law} needs a position P gain > 0", m.name, "actuator.gains",
+                            list(a.gains))
 
 
 def _check_devices(motors: tuple[MotorConfig, ...], ctx: _Context) -> None:
@@ -511,6 +636,11 @@ def parse_config(raw: Any, source: str = "<dict>") -> SimulationConfig:
     if not isinstance(raw_motors, list) or not raw_motors:
         raise ctx.error("field 'motors' must be a non-empty list of motors")
     motors = tuple(_parse_motor(m, ctx, i) for i, m in enumerate(raw_motors))
+    if top.get("physics") == "kinematic":
+        for m in motors:
+            if m.actuator is not None:
+                raise ctx.error("field 'actuator': a real servo's actuator needs physics "
+                                "'dynamic' (kinematic motors are ideal)", m.name)
     seen: dict[str, str] = {}
     for m in motors:
         key = ros_name(m.name)
@@ -552,7 +682,12 @@ def load_config(path: str | Path) -> SimulationConfig:
 
 
 #: Optional fields left out of the dict form while unset (None).
-_OPTIONAL = frozenset({"position_sensor_name", "brake_name", "battery"})
+_OPTIONAL = frozenset({"position_sensor_name", "brake_name", "battery", "servo",
+                       "actuator"})
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def motor_to_dict(m: MotorConfig) -> dict[str, Any]:
@@ -563,10 +698,10 @@ def motor_to_dict(m: MotorConfig) -> dict[str, Any]:
         value = getattr(m, f.name)
         if value is None and f.name in _OPTIONAL:
             continue
-        if isinstance(value, (LoadConfig, PositionSensorConfig)):
-            value = {g.name: getattr(value, g.name) for g in fields(value)}
-        elif isinstance(value, tuple):
-            value = list(value)
+        if isinstance(value, (LoadConfig, PositionSensorConfig, ActuatorConfig)):
+            value = {g.name: _plain(getattr(value, g.name)) for g in fields(value)}
+        else:
+            value = _plain(value)
         entry[m.force_field if f.name == "max_force" else f.name] = value
     return entry
 

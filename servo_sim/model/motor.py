@@ -206,6 +206,12 @@ class Motor:
             if not ok:
                 raise self._reject(argument, value, f"must be {rule}")
         bank, one = self._bank, self._one
+        law = self.config.actuator.control if self.config.actuator else "webots"
+        if law != "webots":
+            raise CommandRefusedError(
+                f"motor {self.name!r}: set_control_pid refused: its position control is the "
+                f"{law} firmware's; set its gains in device units with the parameter "
+                "'actuator.gains'")
         bank.control_p[one], bank.control_i[one], bank.control_d[one] = p, i, d
         bank.error_integral[one] = 0.0
         bank.previous_error[one] = 0.0

@@ -17,7 +17,7 @@ from .safety import report
 #: Motor fields fixed at start-up: changing them would change what the state means, or
 #: rename devices that controllers and services have already found.
 READ_ONLY_FIELDS = frozenset({"type", "multiplier", "position", "position_sensor_name",
-                              "brake_name", "passive"})
+                              "brake_name", "passive", "servo"})
 _RUNTIME = "run-time change"
 #: Fields that are also commands: a change goes through the command (its validation).
 _FIELD_COMMANDS: dict[str, Callable[[Motor, Any], None]] = {

@@ -138,6 +138,17 @@ _FIELD_DOCS = {
     "brake_name": "Device name of the joint's Brake (Webots controllers; get_brake_name).",
     "passive": "A joint without a motor: moved by its load, spring and damper only; "
                "commands are refused.",
+    "servo": "The servo profile the motor's fields came from (servo-sim profiles).",
+    "actuator.stall_torque": "Stall torque at rated_voltage, N*m (envelope; 0 = ideal).",
+    "actuator.no_load_speed": "No-load speed at rated_voltage, rad/s.",
+    "actuator.rated_voltage": "The voltage of stall_torque and no_load_speed, V.",
+    "actuator.supply_voltage": "Supply voltage, V (0 = rated_voltage).",
+    "actuator.resolution": "Encoder ticks per turn: what controller and sensor see (0 = exact).",
+    "actuator.backlash": "Gear backlash, rad (the dead zone's full width).",
+    "actuator.deadband": "Position errors within this drive nothing, rad.",
+    "actuator.friction": "Coulomb friction of the gear, N*m.",
+    "actuator.control": "Position control law: webots, or the dynamixel or feetech firmware's.",
+    "actuator.gains": "The firmware's position gains [P, I, D], device units.",
 }
 
 

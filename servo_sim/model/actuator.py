@@ -1,0 +1,244 @@
+"""A real servo's actuator, for the motors whose config has an ``actuator`` group.
+
+Webots' motor is ideal: its full torque at any speed, a P-controller on velocity, an
+exact position. These parts make a motor behave as a real servo (each opt-in; the
+bank's step runs exactly as before for motors without them):
+
+* **Torque-speed envelope** (a DC motor): at supply voltage ``V``, the motor torque is
+  ``tau = stall_torque * (u * V / rated_voltage - w / no_load_speed)`` for a drive
+  ``u`` in [-1, 1] (PWM duty) at speed ``w``; the step solves it implicitly in the new
+  speed. Under Webots' law the drive is whatever reaches the commanded velocity, so the
+  torque lies between the envelope's two lines (``u = +-1``). The regenerating side
+  (torque against the motion) is limited like the driving side by the current limit,
+  ``stall_torque * V / rated_voltage`` (the stall current), and by ``max_torque``.
+* **Encoder**: the controller and the position sensor see the position in ticks
+  (``resolution`` per turn).
+* **Backlash** (Webots' HingeJointWithBacklash: a gap of ``backlash`` between gear and
+  output): the gear side is massless; while it crosses the gap, no torque reaches the
+  output, which moves under its own load, friction and inertia.
+* **Deadband**: a position error within ``deadband`` drives nothing.
+* **Friction**: Coulomb friction ``friction`` against the output's motion, sticking
+  when the other torques are below it.
+* **Firmware control laws** (``control``): the device's own position controller, in
+  its units: a velocity/acceleration profile generator (the speed limit and the
+  acceleration: Webots' target velocity and acceleration, as the hardware plugins map
+  them to Profile Velocity / Goal Speed and Profile Acceleration / Acceleration), then a
+  PID on the error in encoder ticks whose output is the PWM duty:
+
+  =========  ============================================  ============
+  law        duty                                          source
+  =========  ============================================  ============
+  dynamixel  (P/128 e + I/65536 sum(e) + D/16 de) / 885     ROBOTIS e-Manual, X series
+  feetech    (P e + I sum(e) + D de) / 1000                our choice (undocumented)
+  =========  ============================================  ============
+
+  with ``e`` in ticks, ``sum`` and ``de`` per firmware period of :data:`FIRMWARE_PERIOD_S`
+  (the documents give none; 1 ms is our choice), 885 the X series' PWM Limit (100 %)
+  and 1000 Feetech's PWM unit (0.1 %). In velocity control these motors follow Webots'
+  velocity law within the envelope.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .config import ActuatorConfig, MotorConfig
+
+#: The firmware control period the I and D terms are counted in, s (our choice).
+FIRMWARE_PERIOD_S = 0.001
+#: Per law: the PWM full scale and the divisors of the P, I and D gains.
+LAWS: dict[str, tuple[float, tuple[float, float, float]]] = {
+    "dynamixel": (885.0, (128.0, 65536.0, 16.0)),
+    "feetech": (1000.0, (1.0, 1.0, 1.0)),
+}
+_NO_ACTUATOR = ActuatorConfig()
+
+
+def _within(values: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """``values`` clipped to +-``limit``, in place."""
+    np.minimum(values, limit, out=values)
+    return np.maximum(values, -limit, out=values)
+
+
+def _column(actuators: Sequence[ActuatorConfig], get) -> np.ndarray:
+    return np.array([get(a) for a in actuators], dtype=float)
+
+
+class Actuators:
+    """The actuator parameters and state of a bank's motors, and their parts of the step."""
+
+    def __init__(self, motors: Sequence[MotorConfig], dt: float) -> None:
+        acts = [m.actuator or _NO_ACTUATOR for m in motors]
+        col = lambda get: _column(acts, get)  # noqa: E731
+        self.dt = dt
+        envelope = col(lambda a: a.envelope).astype(bool)
+        self.any_envelope = bool(envelope.any())
+        # tau = u * drive - slope * w (implicit in w): drive = stall * V / V_rated
+        self.drive = np.where(envelope, col(lambda a: a.stall_torque * a.voltage
+                                            / (a.rated_voltage or 1.0)), np.inf)
+        self.slope = np.where(envelope, col(lambda a: a.stall_torque
+                                            / (a.no_load_speed or 1.0)), 0.0)
+        self.tick = col(lambda a: 2 * math.pi / a.resolution if a.resolution else 0.0)
+        self.any_encoder = bool(self.tick.any())
+        self.half_gap = col(lambda a: a.backlash / 2)
+        self.any_backlash = bool(self.half_gap.any())
+        self.gap = np.zeros(len(acts))  # gear side minus output, within +-half_gap
+        self.deadband = col(lambda a: a.deadband)
+        self.any_deadband = bool(self.deadband.any())
+        self.friction = col(lambda a: a.friction)
+        self.any_friction = bool(self.friction.any())
+        self.firmware = col(lambda a: a.control != "webots").astype(bool)
+        self.any_firmware = bool(self.firmware.any())
+        self.firmware_drive = np.where(self.firmware, self.drive, 0.0)
+        self.gains = np.zeros((3, len(acts)))  # duty per rad, per rad*s, per rad/s
+        for i, a in enumerate(acts):
+            if a.control in LAWS:
+                full, divisors = LAWS[a.control]
+                per_rad = a.resolution / (2 * math.pi) / full
+                p, i_, d = (g / k for g, k in zip(a.gains, divisors, strict=False))
+                self.gains[:, i] = (p * per_rad, i_ * per_rad / FIRMWARE_PERIOD_S,
+                                    d * per_rad * FIRMWARE_PERIOD_S)
+        # the profile generator's set-point and its velocity (firmware laws)
+        self.setpoint = np.zeros(len(acts))
+        self.setpoint_velocity = np.zeros(len(acts))
+        # refreshed with the bank's commands (refresh()): envelope of powered motors only
+        self.active_drive = self.drive.copy()
+        self.active_slope = self.slope.copy()
+        self.following = np.zeros(len(acts), dtype=bool)
+        self.any_following = False
+
+    @property
+    def encoder_resolution(self) -> np.ndarray:
+        """The position sensor's resolution an encoder implies (-1 where none), rad."""
+        return np.where(self.tick > 0, self.tick, -1.0)
+
+    def refresh(self, active: np.ndarray, position_control: np.ndarray) -> None:
+        """Powered motors have the envelope (an unpowered one is only held by friction);
+        powered, position-controlled firmware motors follow the firmware's law."""
+        self.active_drive = np.where(active, self.drive, np.inf)
+        self.active_slope = np.where(active, self.slope, 0.0)
+        self.following = self.firmware & position_control
+        self.any_following = bool(self.following.any())
+
+    def seen(self, x: np.ndarray) -> np.ndarray:
+        """The position as the controller sees it (whole encoder ticks)."""
+        if not self.any_encoder:
+            return x
+        tick = self.tick
+        return np.where(tick > 0, np.round(x / np.where(tick > 0, tick, 1.0)) * tick, x)
+
+    def apply_deadband(self, error: np.ndarray) -> None:
+        """Errors within the deadband drive nothing (in place)."""
+        if self.any_deadband:
+            error[np.abs(error) <= self.deadband * (1 + 1e-9)] = 0.0
+
+    def reference(self, target: np.ndarray, x: np.ndarray, v: np.ndarray, speed: np.ndarray,
+                  acceleration: np.ndarray) -> np.ndarray:
+        """The firmware's profile: the set-point one step on towards ``target`` within the
+        speed limit and the acceleration (-1: unlimited), for the motors following it;
+        the others' set-points rest on the present state (a new goal starts from it)."""
+        dt = self.dt
+        following = self.following
+        s = np.where(following, self.setpoint, x)
+        w = np.where(following, self.setpoint_velocity, v)
+        # the velocity change of one step at the acceleration (unlimited: 1e100 * dt)
+        step = np.where(acceleration >= 0.0, acceleration, 1e100)
+        step *= dt
+        np.maximum(step, 1e-300, out=step)
+        d = target - s
+        # the fastest speed from which steps of ``step`` less each still stop on the
+        # target (the discrete trapezoid: its ramps are exact to the step):
+        # step * (sqrt(1/4 + z) - 1/2) with z = 2|d| / (step * dt), written without the
+        # cancellation of an unlimited acceleration (z -> 0)
+        distance = np.abs(d)
+        distance *= 2.0
+        root = distance / (step * dt)
+        root += 0.25
+        np.sqrt(root, out=root)
+        root += 0.5
+        root *= dt
+        stopping = distance / root
+        np.minimum(stopping, speed, out=stopping)
+        stopping *= np.sign(d)
+        stopping -= w  # the change the profile wants, within one step's
+        np.minimum(stopping, step, out=stopping)
+        np.maximum(stopping, -step, out=stopping)
+        w += stopping
+        s_new = w * dt
+        s_new += s
+        arrived = (target - s_new) * d <= 0.0
+        s_new[arrived] = target[arrived]
+        w[arrived] = 0.0
+        self.setpoint = np.where(following, s_new, x)
+        self.setpoint_velocity = np.where(following, w, v)
+        return np.where(following, self.setpoint, target)
+
+    def duty(self, error: np.ndarray, integral: np.ndarray, rate: np.ndarray) -> np.ndarray:
+        """The firmware's PWM duty in [-1, 1] from the error (rad), its integral (rad*s)
+        and its rate (rad/s); 0 for the other motors."""
+        kp, ki, kd = self.gains
+        u = kp * error
+        u += ki * integral
+        u += kd * rate
+        np.minimum(u, 1.0, out=u)
+        return np.maximum(u, -1.0, out=u)
+
+    def force(self, wanted: np.ndarray, duty: np.ndarray | None, p: np.ndarray,
+              mass: np.ndarray, limit: np.ndarray) -> np.ndarray:
+        """The motor force of the step: Webots' ``wanted`` force (the one that reaches the
+        commanded velocity; the firmware's ``duty`` instead where given), within the
+        envelope at the new speed and +-``limit``. ``p`` and ``mass`` are the step's (see
+        ``bank.py``: the new speed is ``(p + force) / mass``)."""
+        force = wanted
+        if self.any_envelope:
+            slope, drive = self.active_slope, self.active_drive
+            slope_p = slope * p
+            denominator = mass + slope
+            high = (drive * mass - slope_p) / denominator
+            low = (-drive * mass - slope_p) / denominator
+            if duty is not None:
+                voltage = (duty * self.firmware_drive * mass - slope_p) / denominator
+                force = np.where(self.following, voltage, force)
+            _within(high, limit)
+            _within(low, limit)
+            return np.minimum(np.maximum(force, low), high)
+        return _within(force.copy(), limit)
+
+    def force_at_rest(self, wanted: np.ndarray, duty: np.ndarray | None,
+                      limit: np.ndarray) -> np.ndarray:
+        """The motor force of motors that a hard stop holds at rest: the drive at speed 0
+        (``force``'s envelope is at the speed the motor would have reached)."""
+        cap = np.minimum(self.active_drive, limit)
+        if duty is not None:
+            wanted = np.where(self.following, duty * self.firmware_drive, wanted)
+        return np.clip(wanted, -cap, cap)
+
+    def gear_speed(self, v_cmd: np.ndarray, duty: np.ndarray | None) -> np.ndarray:
+        """How fast the (massless) gear side turns when nothing holds it."""
+        if duty is None:
+            return v_cmd
+        free = duty * self.firmware_drive / np.where(self.slope > 0, self.slope, 1.0)
+        return np.where(self.following, free, v_cmd)
+
+    def backlash(self, force: np.ndarray, p: np.ndarray, mass: np.ndarray,
+                 gear_speed: np.ndarray, active: np.ndarray) -> np.ndarray:
+        """The force that reaches the output: none while the gear crosses the gap."""
+        if not self.any_backlash:
+            return force
+        half = self.half_gap
+        gap = self.gap + (gear_speed - p / mass) * self.dt
+        open_ = (np.abs(gap) < half) & active
+        self.gap = np.where(open_, gap, np.clip(gap, -half, half))
+        return np.where(open_, 0.0, force)
+
+    def velocity(self, impulse: np.ndarray, mass: np.ndarray) -> np.ndarray:
+        """The new velocity from the step's total ``impulse`` (p + force), after Coulomb
+        friction: stuck where the impulse is within it."""
+        if not self.any_friction:
+            return impulse / mass
+        c = self.friction
+        moving = np.abs(impulse) > c
+        return np.where(moving, (impulse - np.sign(impulse) * c) / mass, 0.0)

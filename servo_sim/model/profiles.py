@@ -1,0 +1,62 @@
+"""Named servo profiles: real servos' figures from their datasheets (``profiles.yaml``).
+
+A motor whose config says ``servo: XM430-W350-T`` starts from that profile's motor
+fields; its own fields override them (nested groups such as ``actuator`` key by key).
+Every figure in the file names its source (datasheet or e-Manual page and edition).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: The profiles shipped with servo_sim.
+PROFILES_PATH = Path(__file__).with_name("profiles.yaml")
+
+
+@dataclass(frozen=True)
+class ServoProfile:
+    """One servo: its motor fields (SI units), published speed-torque points and sources."""
+
+    name: str
+    vendor: str
+    control: str
+    motor: Mapping[str, Any]
+    #: published points of the speed-torque curve at the rated voltage, (N*m, rad/s)
+    curve: tuple[tuple[float, float], ...]
+    #: where each figure comes from, by field path ("actuator.stall_torque")
+    sources: Mapping[str, str]
+
+    @property
+    def actuator(self) -> Mapping[str, Any]:
+        """The profile's actuator group."""
+        return self.motor.get("actuator", {})
+
+
+@functools.cache
+def load_profiles(path: Path = PROFILES_PATH) -> dict[str, ServoProfile]:
+    """Every profile in ``path``, by name."""
+    raw = yaml.safe_load(path.read_text())
+    out = {}
+    for name, entry in raw.items():
+        out[name] = ServoProfile(
+            name=name, vendor=entry["vendor"], control=entry["control"],
+            motor=entry["motor"],
+            curve=tuple((float(t), float(w)) for t, w in entry.get("curve", ())),
+            sources=entry["sources"])
+    return out
+
+
+def profile_names() -> list[str]:
+    """The names of the shipped profiles."""
+    return sorted(load_profiles())
+
+
+def servo_profile(name: str) -> ServoProfile:
+    """The shipped profile ``name``; KeyError if there is none."""
+    return load_profiles()[name]
