@@ -5,6 +5,9 @@
     servo-sim check [CONFIG]
     servo-sim controller SCRIPT.py [CONFIG] [--duration S] [--real-time-factor F]
                          [--csv F] [-- ARGS...]
+    servo-sim profiles [NAME]
+    servo-sim record CONFIG --motor M [--out rec.csv]
+    servo-sim identify RECORDING.csv --servo NAME [--fit FIELD ...] [--plot fit.png]
 
 CONFIG defaults to the package's ``config/servo_sim.yaml``; it may also be a Webots
 world or PROTO file (``.wbt``, ``.proto``: its motors are imported). Errors (a bad
@@ -29,6 +32,7 @@ from . import resources
 from .analysis import step_metrics
 from .model import ConfigError, Motor, Simulation, SimulationConfig, load_config
 from .record import csv_columns, csv_row, run_steps
+from .sim2real import add_commands
 
 #: ``--command`` keys: how each calls the motor.
 COMMANDS: dict[str, Callable[[Motor, list[float]], None]] = {
@@ -336,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "simulated, 1 on real hardware)")
     ctl.add_argument("--csv", help="write every step to this CSV file (as 'run' does)")
     ctl.set_defaults(func=cmd_controller, controller_args=[])
+    add_commands(sub)  # profiles, record, identify
     return parser
 
 

@@ -22,6 +22,7 @@ Command line (a bus to try the plugin with)::
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -77,6 +78,11 @@ CURRENT_PER_VELOCITY_ERROR = 2.0
 VELOCITY_PER_CURRENT = 0.5
 #: X-series units: 0.229 rpm per velocity unit, 4096 ticks per revolution
 TICKS_PER_VELOCITY_UNIT_S = 0.229 / 60.0 * 4096
+TICKS_PER_REV = 4096
+#: rad/s per Profile Velocity / Goal Velocity unit (0.229 rpm); rad/s^2 per Profile
+#: Acceleration unit (214.577 rev/min^2)
+VELOCITY_UNIT = 0.229 * 2.0 * math.pi / 60.0
+ACCELERATION_UNIT = 214.577 * 2.0 * math.pi / 3600.0
 
 
 def crc16(data: bytes) -> int:
@@ -220,17 +226,69 @@ class Servo:
 class Bus(emulator.EmulatedBus):
     """Servos on one bus: turns instruction packets into status packets."""
 
-    def __init__(self, ids: list[int]) -> None:
+    def __init__(self, ids: list[int], fields: dict[str, Any] | None = None) -> None:
         super().__init__(ids)
         self.servos = {i: Servo(i) for i in ids}
         self._last = time.monotonic()
+        #: with a servo profile (``--servo``): the motors are servo_sim's model
+        self.model = emulator.ModelMotors(ids, fields, emulator.PROFILE_STEP_MS) \
+            if fields else None
+        if self.model is not None:
+            p, i_, d = (round(g) for g in self.model.config.actuator.gains)
+            for servo in self.servos.values():
+                servo.put(POSITION_P_GAIN, 2, p)
+                servo.put(POSITION_I_GAIN, 2, i_)
+                servo.put(POSITION_D_GAIN, 2, d)
+                self._apply(servo)
 
     def catch_up(self) -> None:
         now = time.monotonic()
-        if not self.frozen:
+        if self.model is not None:
+            if self.model.advance(now, self.frozen):
+                for servo in self.servos.values():
+                    self._present(servo)
+        elif not self.frozen:
             for servo in self.servos.values():
                 servo.advance(now - self._last)
         self._last = now
+
+    # ------------------------------------------------------------------ --servo
+
+    def _apply(self, s: Servo) -> None:
+        """The registers' commands to the model's motor (``--servo``)."""
+        rad = 2.0 * math.pi / TICKS_PER_REV
+        on = s.get(TORQUE_ENABLE, 1) == 1 and not s.get(HARDWARE_ERROR_STATUS, 1)
+        mode = s.get(OPERATING_MODE, 1)
+        no_load = self.model.config.max_velocity
+        profile = s.get(PROFILE_VELOCITY, 4) * VELOCITY_UNIT
+        acceleration = s.get(PROFILE_ACCELERATION, 4) * ACCELERATION_UNIT
+        if mode in (MODE_POSITION, MODE_EXTENDED_POSITION):
+            goal = s.get(GOAL_POSITION, 4)
+            if mode == MODE_POSITION:
+                goal = max(s.get(MIN_POSITION_LIMIT, 4), min(s.get(MAX_POSITION_LIMIT, 4), goal))
+            position = (goal - TICKS_PER_REV // 2) * rad
+            velocity = min(profile, no_load) if profile else no_load
+        else:  # velocity mode; current mode is not modelled: unpowered
+            position = math.inf
+            goal = s.get(GOAL_VELOCITY, 4) * VELOCITY_UNIT
+            velocity = max(-no_load, min(no_load, goal)) if mode == MODE_VELOCITY else 0.0
+            on = on and mode == MODE_VELOCITY
+        gains = (s.get(POSITION_P_GAIN, 2), s.get(POSITION_I_GAIN, 2), s.get(POSITION_D_GAIN, 2))
+        self.model.apply(s.dxl_id, {
+            "set_available_torque": (self.model.config.max_force if on else 0.0,),
+            "set_acceleration": (acceleration if acceleration else -1.0,),
+            "set_position": (position,), "set_velocity": (velocity,),
+            "actuator.gains": gains})
+
+    def _present(self, s: Servo) -> None:
+        """The model's motor to the Present registers (``--servo``)."""
+        motor = self.model.motors[s.dxl_id]
+        s.position = TICKS_PER_REV // 2 + motor.position * TICKS_PER_REV / (2.0 * math.pi)
+        s.put(PRESENT_POSITION, 4, round(s.position))
+        s.put(PRESENT_VELOCITY, 4, round(motor.velocity / VELOCITY_UNIT))
+        current = motor.motor_force / self.model.config.max_force * CURRENT_LIMIT_MAX
+        s.put(PRESENT_CURRENT, 2, round(current))
+        s.put(MOVING, 1, int(abs(motor.velocity) / VELOCITY_UNIT > 1.0))
 
     def _reply(self, dxl_id: int, error: int, params: bytes = b"") -> bytes:
         if dxl_id in self.silent:
@@ -275,6 +333,9 @@ class Bus(emulator.EmulatedBus):
                 i = params[k]
                 if i in self.servos and i not in self.silent:
                     self.servos[i].write(address, params[k + 1:k + 1 + size])
+            if self.model is not None:
+                for servo in self.servos.values():
+                    self._apply(servo)
             return b""
         out = b""
         for i in targets:
@@ -294,6 +355,9 @@ class Bus(emulator.EmulatedBus):
                 servo.reboot()
             else:
                 out += self._reply(i, ERR_INSTRUCTION)
+        if self.model is not None and instruction in (WRITE, SYNC_WRITE, REBOOT):
+            for servo in self.servos.values():
+                self._apply(servo)
         return out if dxl_id != BROADCAST_ID or instruction == PING else b""
 
     def feed(self, buffer: bytearray) -> bytes:
@@ -349,8 +413,10 @@ class EmulatorProcess(emulator.EmulatorProcess):
     MODULE = "servo_sim.hardware.dxl_emulator"
     WHAT = "Dynamixel emulator"
 
-    def __init__(self, ids: list[int], realtime: bool = False) -> None:
-        super().__init__(["--ids", *map(str, ids)], realtime)
+    def __init__(self, ids: list[int], realtime: bool = False, servo: str | None = None,
+                 fields: dict[str, Any] | None = None) -> None:
+        super().__init__(["--ids", *map(str, ids), *emulator.profile_args(servo, fields)],
+                         realtime)
 
     def hardware_error(self, dxl_id: int, bits: int) -> None:
         """Set Hardware Error Status (e.g. 0x20 overload): alert bit, torque off."""
@@ -359,7 +425,8 @@ class EmulatorProcess(emulator.EmulatorProcess):
 
 def main(argv: list[str] | None = None) -> int:
     """``servo-sim-dxl-emulator --ids 1 2``: print the port, serve until Ctrl-C."""
-    return emulator.main(argv, __doc__.split("\n\n")[0], lambda args, _: Bus(args.ids))
+    return emulator.main(argv, __doc__.split("\n\n")[0],
+                         lambda args, _: Bus(args.ids, args.fields))
 
 
 if __name__ == "__main__":

@@ -22,10 +22,13 @@ import os
 import select
 import subprocess
 import sys
+import time
 import tty
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
+
+import yaml
 
 #: SCHED_FIFO priority of a ``realtime`` emulator: above ros2_control's controller manager
 #: thread (50), as a device's own processor would be.
@@ -74,15 +77,123 @@ def main(argv: list[str] | None, description: str, bus: Callable[..., Any],
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--ids", type=int, nargs="+", default=[1],
                         help="servo ids on the bus (default: 1)")
+    parser.add_argument("--servo", metavar="NAME",
+                        help="the servos move as this servo profile (servo-sim profiles): "
+                             "servo_sim's model with the profile's envelope and firmware law")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        dest="settings", help="with --servo: a motor field of the servos "
+                        "over the profile's, e.g. inertia=0.05 or actuator.friction=0.2 "
+                        "(what identification should find)")
     options(parser)
     parser.add_argument("--control", action="store_true",
                         help="take JSON control requests on stdin (EmulatorProcess)")
     args = parser.parse_args(argv)
+    if args.settings and not args.servo:
+        parser.error("--set needs --servo")
     try:
-        serve(bus(args, parser), args.control)
+        args.fields = profile_fields(args.servo, args.settings)
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
+        device = bus(args, parser)
+    except ValueError as exc:  # a bad --servo or --set (the model's message)
+        parser.error(str(exc))
+    try:
+        serve(device, args.control)
     except KeyboardInterrupt:
         pass
     return 0
+
+
+class ModelMotors:
+    """The servos of an emulated bus as motors of servo_sim's model, one per id
+    (``s<id>``, each with ``fields``), stepped in wall-clock time in steps of ``step_ms``
+    (with ``--servo``: :data:`PROFILE_STEP_MS`)."""
+
+    def __init__(self, ids: Iterable[int], fields: dict[str, Any],
+                 step_ms: int = 1) -> None:
+        from ..model import Simulation, parse_config
+
+        self.step_ms = step_ms
+        self.sim = Simulation(parse_config({
+            "basic_time_step_ms": step_ms,
+            "motors": [{"name": f"s{i}", **fields} for i in ids]}, "--servo/--set"))
+        self.motors = {i: self.sim.motor(f"s{i}") for i in ids}
+        self.config = self.sim.config.motors[0]
+        self._start = time.monotonic()
+        self._applied: dict[int, dict[str, tuple]] = {}
+
+    def advance(self, now: float, frozen: bool = False) -> bool:
+        """Step the model up to ``now`` (at most MAX_CATCH_UP_S behind); whether it moved."""
+        step = self.step_ms / 1000.0
+        due = int((now - self._start) / step)
+        done = round(self.sim.time / step)
+        if frozen or due <= done:
+            if frozen:
+                self._start = now - self.sim.time
+            return False
+        steps = min(due - done, int(MAX_CATCH_UP_S / step))
+        self.sim.step(steps)
+        self._start = now - self.sim.time  # a starved emulator loses the rest
+        return True
+
+    def apply(self, servo_id: int, commands: dict[str, tuple]) -> None:
+        """The model commands (``set_*``) and parameters (``actuator.gains``) of one servo,
+        each only when its value changed (a command costs the model a refresh)."""
+        applied = self._applied.setdefault(servo_id, {})
+        for name, args in commands.items():
+            if applied.get(name) == args:
+                continue
+            if name.startswith("set_"):
+                getattr(self.motors[servo_id], name)(*args)
+            else:
+                self.sim.set_parameter(f"s{servo_id}", name, list(args))
+            applied[name] = args
+
+
+#: The model's step with ``--servo``, ms (the firmware's period is our choice, as 1 ms).
+PROFILE_STEP_MS = 1
+#: The most wall-clock time one catch-up simulates, s (a starved emulator loses the rest).
+MAX_CATCH_UP_S = 0.25
+
+
+def profile_fields(servo: str | None, settings: Iterable[str]) -> dict[str, Any]:
+    """The motor fields of ``--servo NAME --set FIELD=VALUE ...`` (``{}`` without a
+    servo); each value is read as YAML (numbers, lists); ValueError says what is wrong.
+    The emulators check them by building their model from them."""
+    if servo is None:
+        return {}
+    fields: dict[str, Any] = {"servo": servo}
+    for setting in settings:
+        name, eq, text = setting.partition("=")
+        if not eq or not name:
+            raise ValueError(f"--set {setting!r}: expected FIELD=VALUE")
+        *groups, leaf = name.split(".")
+        group = fields
+        for part in groups:
+            group = group.setdefault(part, {})
+        group[leaf] = yaml.safe_load(text)
+    return fields
+
+
+def profile_args(servo: str | None, fields: dict[str, Any] | None) -> list[str]:
+    """The command-line arguments of :func:`profile_fields` (for :class:`EmulatorProcess`)."""
+    if servo is None:
+        return []
+    out = ["--servo", servo]
+    for name, value in _flat(fields or {}):
+        out += ["--set", f"{name}={json.dumps(value)}"]
+    return out
+
+
+def _flat(fields: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out = []
+    for key, value in fields.items():
+        if isinstance(value, dict):
+            out += _flat(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
 
 
 def open_pty() -> tuple[int, int, str]:

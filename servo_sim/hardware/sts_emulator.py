@@ -52,7 +52,6 @@ import sys
 import time
 from typing import Any
 
-from ..model import Simulation, parse_config
 from . import emulator
 
 BROADCAST_ID = 0xFE
@@ -109,9 +108,7 @@ CURRENT_UNIT = 0.0065  # A per Present Current unit
 INERTIA = 0.002  # kg*m^2: the horn and a light link
 P_PER_GAIN = 3.2  # P Coefficient per unit of the model's P gain
 ACCELERATION_UNIT = 100  # steps/s^2 per Acceleration unit
-STEP_MS = 2  # the model's time step
-#: the most wall-clock time one catch-up simulates (a starved emulator loses the rest)
-MAX_CATCH_UP_S = 0.25
+STEP_MS = 2  # the model's time step (with --servo: emulator.PROFILE_STEP_MS)
 
 
 def checksum(body: bytes) -> int:
@@ -178,17 +175,25 @@ class Bus(emulator.EmulatedBus):
 
     TICK_S = 0.02  # serve() calls tick() at least this often
 
-    def __init__(self, ids: list[int], scs: list[int] | tuple[int, ...] = ()) -> None:
+    def __init__(self, ids: list[int], scs: list[int] | tuple[int, ...] = (),
+                 fields: dict[str, Any] | None = None) -> None:
         super().__init__(ids)
         self.servos = {i: Servo(i, i in scs) for i in ids}
-        self.sim = Simulation(parse_config({
-            "basic_time_step_ms": STEP_MS,
-            "motors": [{"name": f"s{i}", "max_torque": STALL_TORQUE,
-                        "max_velocity": NO_LOAD_SPEED, "inertia": INERTIA} for i in ids]}))
-        self.motors = {i: self.sim.motor(f"s{i}") for i in ids}
-        self._start = time.monotonic()
-        self._simulated = 0.0  # wall-clock seconds the model has caught up with
-        self._applied: dict[int, dict[str, tuple]] = {}  # per servo: the model's commands
+        #: with a servo profile (``--servo``): its fields and the firmware's own law
+        self.profiled = bool(fields)
+        self.model = emulator.ModelMotors(
+            ids, {"inertia": INERTIA, **fields} if fields else {
+                "max_torque": STALL_TORQUE, "max_velocity": NO_LOAD_SPEED, "inertia": INERTIA},
+            emulator.PROFILE_STEP_MS if fields else STEP_MS)
+        self.sim, self.motors = self.model.sim, self.model.motors
+        first = self.model.config
+        self.stall, self.no_load = first.max_force, first.max_velocity
+        if self.profiled:  # the registers start at the profile's gains
+            p, i_, d = (round(g) for g in first.actuator.gains)
+            for s in self.servos.values():
+                s.put(P_COEFFICIENT, 1, p)
+                s.put(D_COEFFICIENT, 1, d)
+                s.put(I_COEFFICIENT, 1, i_)
         for i in ids:
             self._apply(i)
             self._present(i)
@@ -218,21 +223,21 @@ class Bus(emulator.EmulatedBus):
                 goal = max(low, min(high, goal))
             offset = 0 if s.scs else s.get(HOMING_OFFSET, 2)
             position = self._rad(s, goal + offset)
-            velocity = min(abs(speed), NO_LOAD_SPEED) if speed else NO_LOAD_SPEED
+            velocity = min(abs(speed), self.no_load) if speed else self.no_load
         else:
             position = math.inf
-            velocity = max(-NO_LOAD_SPEED, min(NO_LOAD_SPEED, speed)) if mode == 1 else 0.0
+            velocity = max(-self.no_load, min(self.no_load, speed)) if mode == 1 else 0.0
+        gains = (s.get(P_COEFFICIENT, 1), s.get(I_COEFFICIENT, 1), s.get(D_COEFFICIENT, 1))
         commands = {
-            "set_available_torque": (min(limit, 1000) / 1000.0 * STALL_TORQUE if on else 0.0,),
-            "set_control_pid": (s.get(P_COEFFICIENT, 1) / P_PER_GAIN, 0.0, 0.0),
+            "set_available_torque": (min(limit, 1000) / 1000.0 * self.stall if on else 0.0,),
             "set_acceleration": (acceleration * ACCELERATION_UNIT * rad_per_tick
                                  if acceleration else -1.0,),
             "set_position": (position,), "set_velocity": (velocity,)}
-        applied = self._applied.setdefault(i, {})
-        for name, args in commands.items():
-            if applied.get(name) != args:
-                getattr(self.motors[i], name)(*args)
-                applied[name] = args
+        if self.profiled:  # the firmware's P/D/I, in its units
+            commands["actuator.gains"] = gains
+        else:
+            commands["set_control_pid"] = (gains[0] / P_PER_GAIN, 0.0, 0.0)
+        self.model.apply(i, commands)
 
     def _present(self, i: int) -> None:
         """The motor inside to the Present registers."""
@@ -245,7 +250,7 @@ class Bus(emulator.EmulatedBus):
             present %= s.ticks_per_rev
         s.put(PRESENT_POSITION, 2, present)
         s.put(PRESENT_SPEED, 2, round(motor.velocity * per_rad))
-        load = max(-1000, min(1000, round(motor.motor_force / STALL_TORQUE * 1000)))
+        load = max(-1000, min(1000, round(motor.motor_force / self.stall * 1000)))
         s.put(PRESENT_LOAD, 2, 1000 if s.faults & OVERLOAD else load)
         if not s.scs:
             current = abs(load) / 1000.0 * STALL_CURRENT / CURRENT_UNIT
@@ -254,17 +259,7 @@ class Bus(emulator.EmulatedBus):
 
     def tick(self) -> None:
         """Step the model up to now (wall-clock time), at most MAX_CATCH_UP_S at once."""
-        now = time.monotonic() - self._start
-        if self.frozen:
-            self._simulated = now
-            return
-        behind = now - self._simulated
-        if behind > MAX_CATCH_UP_S:
-            self._simulated = now - MAX_CATCH_UP_S
-        steps = int((now - self._simulated) * 1000) // STEP_MS
-        if steps:
-            self.sim.step(steps)
-            self._simulated += steps * STEP_MS / 1000.0
+        if self.model.advance(time.monotonic(), self.frozen):
             for i in self.servos:
                 self._present(i)
 
@@ -395,9 +390,11 @@ class EmulatorProcess(emulator.EmulatorProcess):
     WHAT = "Feetech emulator"
 
     def __init__(self, ids: list[int], scs: list[int] | tuple[int, ...] = (),
-                 realtime: bool = False) -> None:
+                 realtime: bool = False, servo: str | None = None,
+                 fields: dict[str, Any] | None = None) -> None:
         super().__init__(["--ids", *map(str, ids)] + (["--scs", *map(str, scs)] if scs
-                                                        else []), realtime)
+                                                        else [])
+                         + emulator.profile_args(servo, fields), realtime)
 
     def fault(self, servo_id: int, bits: int) -> None:
         """A fault condition (VOLTAGE, OVERHEAT, OVERLOAD... or'ed; 0 ends it): in the
@@ -410,7 +407,7 @@ def _bus(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Bus:
     unknown = sorted(set(args.scs) - set(args.ids))
     if unknown:
         parser.error(f"--scs {unknown[0]}: not one of --ids")
-    return Bus(args.ids, args.scs)
+    return Bus(args.ids, args.scs, args.fields)
 
 
 def main(argv: list[str] | None = None) -> int:

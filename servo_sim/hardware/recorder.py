@@ -1,0 +1,58 @@
+"""Recording a servo's response to :func:`servo_sim.identify.excitation` through any
+hardware plugin (``servo-sim record``): a real bus, an emulated one or the model.
+
+Each cycle: the command for now is written and the position read in the same
+cycle, so a row ``(time, command, position)`` is the position measured at ``time`` and
+the command that takes effect from ``time``. On a real bus the cycles run at the
+config's basic time step in wall-clock time, stamped with the host's monotonic clock;
+with the ``sim`` plugin, in simulated time as fast as possible.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..identify import EXCITATION_S, Recording, excitation
+from ..model import Motor, SimulationConfig
+from ..pacing import Pacer
+from .system import HardwareSystem
+
+
+class RecordError(ValueError):
+    """The device could not be recorded; the message says why."""
+
+
+def record(config: SimulationConfig, motor: str, amplitude: float = 0.5,
+           duration: float = EXCITATION_S) -> Recording:
+    """Drive ``motor`` through the excitation around where it stands; its recording."""
+    system = HardwareSystem(config)
+    try:
+        if not system.start():
+            raise RecordError(f"hardware {system.plugin_name!r}: {system.component.reason}")
+        handle = system.sim.motor(motor)
+        simulated = system.simulated
+        if not simulated:
+            system.cycle()  # the first read: where it stands
+        center = handle.position
+        dt = system.sim.bank.dt
+        pacer = None if simulated else Pacer(dt, 1.0)
+        start = time.monotonic()
+        rows = []
+        for k in range(round(duration / dt)):
+            if pacer is not None:
+                while not pacer.due():
+                    time.sleep(max(0.0, pacer.next_due() - time.monotonic()))
+            t = k * dt if simulated else time.monotonic() - start
+            before = handle.position
+            command = float(excitation(t, amplitude, center))
+            system.command(motor, Motor.set_position, command)
+            if not system.cycle():
+                raise RecordError(f"hardware {system.plugin_name!r}: "
+                                  f"{system.component.reason or 'the read failed'}")
+            rows.append((t, command, before if simulated else handle.position))
+    finally:
+        system.shutdown()
+    t, command, position = np.array(rows).T
+    return Recording(t, command, position)

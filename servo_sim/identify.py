@@ -1,0 +1,375 @@
+"""Identification: fit what a servo's documents do not give to a recorded trajectory.
+
+A recording is a CSV file with the columns ``time`` (s), ``command`` (the position goal,
+rad) and ``position`` (the measured position, rad), one row per sample, as
+``servo-sim record`` writes it from any hardware plugin. :func:`identify` simulates the
+motor (its servo profile plus the given fields) under the recorded commands and fits the
+chosen fields (by default the load's inertia, the viscous damping and the gear's Coulomb
+friction) by least squares on the simulated position (Levenberg-Marquardt; the Jacobian
+by finite differences, every perturbed motor simulated in the same vectorised run).
+The uncertainty of each fitted value is its standard error from the Jacobian at the
+optimum (``sigma^2 (J^T J)^-1``, sigma^2 from the residuals).
+
+Pure numpy; no ROS.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .model import Simulation, parse_config
+
+#: The recording's columns, in order.
+COLUMNS = ("time", "command", "position")
+#: What is fitted unless told otherwise.
+DEFAULT_FIT = ("inertia", "damping_constant", "actuator.friction")
+#: The fields that can be fitted: (lowest value, typical size for the finite differences).
+FITTABLE: dict[str, tuple[float, float]] = {
+    "inertia": (1e-7, 0.01),
+    "damping_constant": (0.0, 0.01),
+    "actuator.friction": (0.0, 0.01),
+    "static_friction": (0.0, 0.01),
+    "actuator.backlash": (0.0, 0.001),
+    "actuator.gains.p": (1e-6, 10.0),
+    "actuator.gains.i": (0.0, 10.0),
+    "actuator.gains.d": (0.0, 10.0),
+    "control_pid.p": (1e-6, 1.0),
+}
+_GAIN_INDEX = {"p": 0, "i": 1, "d": 2}
+#: Levenberg-Marquardt: most iterations, and the relative cost change that ends it.
+MAX_ITERATIONS = 60
+TOLERANCE = 1e-6
+#: Finite differences: the step, relative to the value (or its typical size).
+FD_STEP = 1e-2
+#: Levenberg-Marquardt: the dampings tried each iteration, relative to the last one taken.
+LM_DAMPINGS = np.array([0.1, 0.3, 1.0, 3.0, 10.0, 100.0, 1000.0])
+
+
+class IdentifyError(ValueError):
+    """A recording or a fit request that cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A recorded trajectory: times (s, from 0), position commands and measured positions."""
+
+    time: np.ndarray
+    command: np.ndarray
+    position: np.ndarray
+
+    @property
+    def span(self) -> float:
+        """The range of the measured position (what the RMS error is compared with)."""
+        return float(np.ptp(self.position))
+
+
+def read_recording(path: str | Path) -> Recording:
+    """Read a recording CSV (columns :data:`COLUMNS`, any order, header first)."""
+    path = Path(path)
+    try:
+        with path.open(newline="") as f:
+            rows = list(csv.reader(f))
+    except OSError as exc:
+        raise IdentifyError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if not rows:
+        raise IdentifyError(f"{path}: empty; expected the columns {', '.join(COLUMNS)}")
+    header = [h.strip() for h in rows[0]]
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise IdentifyError(f"{path}: no column {missing[0]!r} in the header {header} "
+                            f"(expected {', '.join(COLUMNS)})")
+    index = [header.index(c) for c in COLUMNS]
+    data = []
+    for line, row in enumerate(rows[1:], start=2):
+        try:
+            values = [float(row[i]) for i in index]
+        except (ValueError, IndexError):
+            raise IdentifyError(f"{path}: line {line}: {row!r}: expected numbers in "
+                                f"{', '.join(COLUMNS)}") from None
+        if not all(math.isfinite(v) for v in values):
+            raise IdentifyError(f"{path}: line {line}: {row!r}: not finite")
+        data.append(values)
+    if len(data) < 10:
+        raise IdentifyError(f"{path}: {len(data)} samples; a fit needs at least 10")
+    t, command, position = np.array(data).T
+    if np.any(np.diff(t) <= 0):
+        line = int(np.flatnonzero(np.diff(t) <= 0)[0]) + 3
+        raise IdentifyError(f"{path}: line {line}: time does not increase")
+    return Recording(t - t[0], command, position)
+
+
+def write_recording(path: str | Path, recording: Recording) -> None:
+    """Write ``recording`` as CSV (see :func:`read_recording`)."""
+    rows = np.column_stack([recording.time, recording.command, recording.position])
+    np.savetxt(path, rows, delimiter=",", header=",".join(COLUMNS), comments="",
+               fmt="%.9g")
+
+
+def excitation(t: np.ndarray | float, amplitude: float = 0.5, center: float = 0.0
+               ) -> np.ndarray:
+    """The position command ``servo-sim record`` sends at time ``t`` (s): steps (the
+    inertia and the torque-speed envelope show), a slow and a fast ramp (friction and
+    damping separate by speed), back to the center: :data:`EXCITATION_S` s in all."""
+    t = np.asarray(t, dtype=float)
+    a = amplitude
+    slow = -a / 2 + a / 2 * (t - 1.5)  # -A/2 to +A/2 at A/2 per s over 1.5..3.5 s
+    fast = a / 2 - 3 * a * (t - 3.5)  # +A/2 to -A at 3A per s over 3.5..4.0 s
+    command = np.select([t < 0.5, t < 1.0, t < 1.5, t < 3.5, t < 4.0],
+                        [a, -a, a / 3, slow, fast], 0.0)
+    return center + command
+
+
+#: The length of :func:`excitation`, s.
+EXCITATION_S = 4.5
+
+
+def _set(fields: dict[str, Any], name: str, value: float) -> None:
+    """Set one fitted field in a motor's fields (``actuator.gains.p`` -> gains[0])."""
+    parts = name.split(".")
+    if parts[-1] in _GAIN_INDEX and len(parts) >= 2 and parts[-2] in ("gains", "control_pid"):
+        group = fields
+        for part in parts[:-2]:
+            group = group.setdefault(part, {})
+        gains = list(group.get(parts[-2], (10.0, 0.0, 0.0)))
+        gains[_GAIN_INDEX[parts[-1]]] = value
+        group[parts[-2]] = gains
+        return
+    group = fields
+    for part in parts[:-1]:
+        group = group.setdefault(part, {})
+    group[parts[-1]] = value
+
+
+def _get(config_motor: Mapping[str, Any], name: str) -> float:
+    """A field's value in a motor's dict form (see :func:`_set`)."""
+    parts = name.split(".")
+    value: Any = config_motor
+    if parts[-1] in _GAIN_INDEX and len(parts) >= 2 and parts[-2] in ("gains", "control_pid"):
+        for part in parts[:-1]:
+            value = value[part]
+        return float(value[_GAIN_INDEX[parts[-1]]])
+    for part in parts:
+        value = value[part]
+    return float(value)
+
+
+@dataclass
+class Model:
+    """The motor to fit: its fields (a servo profile and overrides), the simulation step
+    and the commands the recording ran with besides the position goal."""
+
+    fields: Mapping[str, Any]
+    step_ms: int = 1
+    velocity: float | None = None  # set_velocity during the recording (the speed limit)
+    acceleration: float | None = None  # set_acceleration during the recording
+
+    def config(self, values: Sequence[Mapping[str, float]], start: float) -> dict[str, Any]:
+        """A config of one motor per set of field values, each starting at ``start``."""
+        motors = []
+        for k, override in enumerate(values):
+            entry = _deep_copy(self.fields)
+            # coupled ("fit::m<k>"): one command moves every one of them
+            entry.update(name=f"fit::m{k}", position=start)
+            for name, value in override.items():
+                _set(entry, name, value)
+            motors.append(entry)
+        return {"basic_time_step_ms": self.step_ms, "motors": motors}
+
+    def initial(self, names: Sequence[str]) -> np.ndarray:
+        """The values the fields have before the fit (the profile's or the defaults)."""
+        sim = Simulation(parse_config(self.config([{}], 0.0), "identify"))
+        from .model.config import motor_to_dict
+
+        entry = motor_to_dict(sim.config.motors[0])
+        out = []
+        for name in names:
+            try:
+                out.append(_get(entry, name))
+            except (KeyError, TypeError):
+                raise IdentifyError(f"field {name!r}: the motor has no such field (an "
+                                    "actuator field needs an actuator: give --servo)") from None
+        return np.array(out)
+
+    def simulate(self, recording: Recording, names: Sequence[str],
+                 points: np.ndarray) -> np.ndarray:
+        """The simulated position at the recorded times, one row per parameter point."""
+        values = [dict(zip(names, map(float, p), strict=False)) for p in np.atleast_2d(points)]
+        sim = Simulation(parse_config(self.config(values, float(recording.position[0])),
+                                      "identify"))
+        motors = list(sim)
+        for m in motors:
+            if self.acceleration is not None:
+                m.set_acceleration(self.acceleration)
+        if self.velocity is not None:
+            motors[0].set_velocity(self.velocity)
+        dt = self.step_ms / 1000.0
+        steps = math.ceil(recording.time[-1] / dt - 1e-9)
+        # the command in force during each step: the last one recorded at or before it
+        which = np.searchsorted(recording.time, np.arange(steps) * dt + 1e-9, side="right") - 1
+        out = np.empty((len(motors), steps + 1))
+        out[:, 0] = sim.bank.position
+        last = None
+        for k in range(steps):
+            command = float(recording.command[which[k]])
+            if command != last:
+                motors[0].set_position(command)  # and its coupled siblings
+                last = command
+            sim.step()
+            out[:, k + 1] = sim.bank.position
+        grid = np.arange(steps + 1) * dt
+        return np.array([np.interp(recording.time, grid, row) for row in out])
+
+
+#: The coarse grid the fit starts from (the best point): per field, the candidates
+#: (factors of the initial value for the inertia and gains, values otherwise).
+GRID: dict[str, tuple[float, ...]] = {
+    "inertia": (0.5, 1.0, 2.0, 4.0),
+    "damping_constant": (0.0, 0.01, 0.03, 0.1, 0.3, 1.0),
+    "actuator.friction": (0.0, 0.01, 0.03, 0.1, 0.3),
+    "static_friction": (0.0, 0.01, 0.03, 0.1, 0.3),
+}
+_RELATIVE = ("inertia", "actuator.gains.p", "actuator.gains.i", "actuator.gains.d",
+             "control_pid.p")
+
+
+def _best_start(theta0: np.ndarray, names: Sequence[str], residuals) -> np.ndarray:
+    """The best point of the coarse grid and ``theta0``, all simulated in one run (a
+    servo's response is not smooth in its friction: limit cycles on encoder ticks, stick
+    and slip; least squares from a poor start ends in a local minimum)."""
+    axes = []
+    for name, value in zip(names, theta0, strict=False):
+        grid = GRID.get(name, (1.0,) if name in _RELATIVE else (value,))
+        axes.append(sorted({value, *(g * value if name in _RELATIVE else g for g in grid)}))
+    points = np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(names), -1).T
+    rows = residuals(points)
+    return points[int(np.argmin(np.einsum("ij,ij->i", rows, rows)))]
+
+
+@dataclass
+class Fit:
+    """The result of :func:`identify`."""
+
+    names: tuple[str, ...]
+    initial: np.ndarray
+    value: np.ndarray
+    std: np.ndarray  # standard error of each fitted value
+    rms_before: float  # RMS position error with the initial values, rad
+    rms_after: float
+    span: float  # range of the recorded position
+    iterations: int
+    simulated_before: np.ndarray = field(repr=False)
+    simulated_after: np.ndarray = field(repr=False)
+
+    def values(self) -> dict[str, float]:
+        return dict(zip(self.names, map(float, self.value), strict=False))
+
+
+def identify(recording: Recording, model: Model,
+             names: Sequence[str] = DEFAULT_FIT) -> Fit:
+    """Fit the fields ``names`` of ``model`` to ``recording`` (see the module docstring)."""
+    names = tuple(names)
+    for name in names:
+        if name not in FITTABLE:
+            raise IdentifyError(f"cannot fit {name!r}; fittable: {', '.join(FITTABLE)}")
+    low = np.array([FITTABLE[n][0] for n in names])
+    typical = np.array([FITTABLE[n][1] for n in names])
+    theta0 = np.maximum(model.initial(names), low)
+    measured = recording.position
+
+    def residuals(points: np.ndarray) -> np.ndarray:
+        return model.simulate(recording, names, points) - measured
+
+    def cost(r: np.ndarray) -> float:
+        return float(r @ r)
+
+    before = residuals(theta0)[0]
+    theta = _best_start(theta0, names, residuals)
+    r = before
+    damping = 1e-3
+    iterations = 0
+    jacobian = np.zeros((len(measured), len(names)))
+    for _ in range(MAX_ITERATIONS):
+        iterations += 1
+        h = FD_STEP * np.maximum(np.abs(theta), typical)
+        points = np.vstack([theta, theta + np.diag(h)])
+        rows = residuals(points)
+        r = rows[0]
+        jacobian = ((rows[1:] - r) / h[:, None]).T
+        a = jacobian.T @ jacobian
+        g = jacobian.T @ r
+        # the trial steps of several dampings, simulated together: the best is taken
+        trials = damping * LM_DAMPINGS
+        steps = [np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-30), -g) for lam in trials]
+        points = np.maximum(theta + np.array(steps), low)
+        rows = residuals(points)
+        costs = np.einsum("ij,ij->i", rows, rows)
+        best = int(np.argmin(costs))
+        if costs[best] >= cost(r):
+            damping = trials[-1] * 10.0
+            if damping > 1e12:
+                break
+            continue
+        change = (cost(r) - costs[best]) / max(cost(r), 1e-300)
+        theta, r, damping = points[best], rows[best], max(trials[best], 1e-12)
+        if change < TOLERANCE:
+            break
+    dof = max(len(measured) - len(names), 1)
+    sigma2 = cost(r) / dof
+    try:
+        covariance = sigma2 * np.linalg.inv(jacobian.T @ jacobian)
+        std = np.sqrt(np.abs(np.diag(covariance)))
+    except np.linalg.LinAlgError:
+        std = np.full(len(names), np.inf)
+    rms = lambda e: float(np.sqrt(np.mean(e * e)))  # noqa: E731
+    return Fit(names, theta0, theta, std, rms(before), rms(r), recording.span, iterations,
+               before + measured, r + measured)
+
+
+def fitted_config(model: Model, fit: Fit, motor: str = "servo") -> dict[str, Any]:
+    """A config (model form) of the fitted motor: its fields with the fitted values."""
+    entry = _deep_copy(model.fields)
+    entry["name"] = motor
+    for name, value in fit.values().items():
+        _set(entry, name, round(value, 6))
+    return {"basic_time_step_ms": model.step_ms, "motors": [entry]}
+
+
+def plot(path: str | Path, recording: Recording, fit: Fit, title: str) -> None:
+    """Recorded against simulated (before and after the fit), and the error (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8, 6),
+                                      gridspec_kw={"height_ratios": [3, 1]})
+    t = recording.time
+    top.step(t, recording.command, where="post", color="grey", linestyle="--",
+             label="command")
+    top.plot(t, recording.position, label="recorded", linewidth=2)
+    top.plot(t, fit.simulated_before, label=f"profile (RMS {fit.rms_before:.3g} rad)")
+    top.plot(t, fit.simulated_after, label=f"fitted (RMS {fit.rms_after:.3g} rad)")
+    top.set_ylabel("position [rad]")
+    top.legend(loc="best")
+    top.set_title(title)
+    bottom.plot(t, fit.simulated_after - recording.position)
+    bottom.set_ylabel("fitted - recorded [rad]")
+    bottom.set_xlabel("time [s]")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _deep_copy(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _deep_copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_deep_copy(v) for v in value]
+    return value
