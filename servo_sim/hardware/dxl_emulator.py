@@ -8,7 +8,13 @@ that the SDK's side is what the tests exercise.
 
 Each servo has an X-series control table (XM430-W350 defaults) and a simple motor
 inside: a first-order velocity response to the operating mode's goal (extended
-position, velocity or current), integrated in wall-clock time between packets.
+position, velocity or current), integrated in wall-clock time between packets. With
+``--servo NAME`` (a servo profile, e.g. ``XM430-W350-T``) the motor inside is servo_sim's
+model of that servo instead, stepped every 1 ms: the envelope, the encoder and the
+Dynamixel firmware law, with Position P/I/D Gain, Profile Velocity and Profile
+Acceleration as the e-Manual defines them (velocity mode: Goal Velocity; current mode is
+not modelled: the motor is unpowered); ``--set FIELD=VALUE`` gives motor fields of the
+servos (what identification should find).
 
 Run it in a child process (:class:`EmulatorProcess`): dynamixel-sdk busy-waits for
 replies while holding the GIL, so a peer thread in the same process starves. The

@@ -32,6 +32,12 @@ Present Position              raw - homing offset; in mode 0 with limits, modulo
 Present Load / Current        motor torque / stall x 1000 (0.1 %) / x 2.7 A in 6.5 mA
 ==========================  ====================================================
 
+With ``--servo NAME`` (a servo profile, e.g. ``STS3215-12V``) the servos are that
+profile's motor instead, stepped every 1 ms: its torque-speed envelope, encoder and the
+Feetech firmware law (``servo_sim.model.actuator``), whose gains are the P/I/D
+Coefficient registers (they start at the profile's); ``--set FIELD=VALUE`` gives the
+motor fields a recording should find (inertia, friction...).
+
 Modes 2 (PWM) and 3 (step) hold still. EEPROM writes take effect whatever Lock says
 (Lock only decides whether a real servo keeps them after power-off).
 

@@ -186,24 +186,29 @@ class Actuators:
         np.minimum(u, 1.0, out=u)
         return np.maximum(u, -1.0, out=u)
 
-    def force(self, wanted: np.ndarray, duty: np.ndarray | None, p: np.ndarray,
-              mass: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    def force(self, wanted: np.ndarray, v_cmd: np.ndarray, duty: np.ndarray | None,
+              p: np.ndarray, mass: np.ndarray, limit: np.ndarray) -> np.ndarray:
         """The motor force of the step: Webots' ``wanted`` force (the one that reaches the
-        commanded velocity; the firmware's ``duty`` instead where given), within the
-        envelope at the new speed and +-``limit``. ``p`` and ``mass`` are the step's (see
+        commanded velocity ``v_cmd``; the firmware's ``duty`` instead where given), within
+        the envelope at the new speed and +-``limit``. ``p`` and ``mass`` are the step's (see
         ``bank.py``: the new speed is ``(p + force) / mass``)."""
         force = wanted
+        if self.any_friction:  # Webots' law reaches its velocity through the friction too
+            force = force + np.sign(v_cmd) * self.friction
         if self.any_envelope:
             slope, drive = self.active_slope, self.active_drive
             slope_p = slope * p
             denominator = mass + slope
-            high = (drive * mass - slope_p) / denominator
-            low = (-drive * mass - slope_p) / denominator
+            high_line = (drive * mass - slope_p) / denominator  # full drive ahead
+            low_line = (-drive * mass - slope_p) / denominator  # full drive back
             if duty is not None:
                 voltage = (duty * self.firmware_drive * mass - slope_p) / denominator
                 force = np.where(self.following, voltage, force)
-            _within(high, limit)
-            _within(low, limit)
+            # the stall current (and max_torque) both ways, where the lines allow it: a
+            # motor driven beyond its free speed brakes with its full-drive line anyway
+            cap = np.minimum(limit, drive)
+            high = np.minimum(np.maximum(cap, low_line), high_line)
+            low = np.minimum(np.maximum(-cap, low_line), high_line)
             return np.minimum(np.maximum(force, low), high)
         return _within(force.copy(), limit)
 

@@ -359,7 +359,7 @@ class MotorBank:
             v_new /= mass
         else:  # envelope, firmware drive, backlash, friction
             wanted = force
-            force = act.force(wanted, duty, p, mass, limit)
+            force = act.force(wanted, v_cmd, duty, p, mass, limit)
             force = act.backlash(force, p, mass, act.gear_speed(v_cmd, duty),
                                  self._active_gain > 0.0)
             v_new = act.velocity(p + force, mass)

@@ -1,0 +1,239 @@
+"""A real servo's actuator (``servo_sim/model/actuator.py``): each part against a hand
+calculation or closed-form physics, plus the envelope as a hypothesis property."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from servo_sim.model import CommandRefusedError, ConfigError, Simulation, parse_config
+
+INF = float("inf")
+TICK = 2 * math.pi / 4096
+
+
+def motor(actuator: dict, step_ms: int = 1, **fields) -> Simulation:
+    return Simulation(parse_config({"basic_time_step_ms": step_ms, "motors": [
+        {"name": "m", "max_torque": 10.0, "max_velocity": 20.0, "actuator": actuator,
+         **fields}]}))
+
+
+ENVELOPE = {"stall_torque": 2.0, "no_load_speed": 5.0, "rated_voltage": 12.0}
+
+
+def test_a_motor_without_an_actuator_has_no_actuator_code_on_its_step():
+    sim = Simulation(parse_config({"motors": [{"name": "m"}]}))
+    assert sim.bank.actuators is None
+
+
+@pytest.mark.parametrize("supply", [12.0, 6.0, 14.8])
+def test_the_free_speed_is_the_no_load_speed_scaled_by_the_supply_voltage(supply):
+    sim = motor({**ENVELOPE, "supply_voltage": supply})
+    m = sim.motors[0]
+    m.set_position(INF)
+    m.set_velocity(20.0)
+    sim.step(2000)
+    assert m.velocity == pytest.approx(5.0 * supply / 12.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("load", [0.0, 0.5, 1.0, 1.5])
+def test_under_a_load_the_speed_falls_on_the_line_from_no_load_to_stall(load):
+    # DC motor: w = w0 * (1 - T / T_stall) at full drive
+    sim = motor(ENVELOPE, load={"external": -load})
+    m = sim.motors[0]
+    m.set_position(INF)
+    m.set_velocity(20.0)
+    sim.step(2000)
+    assert m.velocity == pytest.approx(5.0 * (1 - load / 2.0), rel=1e-9)
+    assert m.motor_force == pytest.approx(load, abs=1e-9)
+
+
+def test_against_a_hard_stop_the_motor_gives_its_stall_torque():
+    sim = motor(ENVELOPE, min_stop=-0.1, max_stop=0.1)
+    m = sim.motors[0]
+    m.set_position(INF)
+    m.set_velocity(20.0)
+    sim.step(500)
+    assert m.position == 0.1
+    assert m.motor_force == pytest.approx(2.0)
+
+
+def test_the_max_torque_still_caps_the_envelope():
+    sim = motor(ENVELOPE, max_torque=1.2, min_stop=-0.1, max_stop=0.1)
+    m = sim.motors[0]
+    m.set_position(INF)
+    m.set_velocity(20.0)
+    sim.step(500)
+    assert m.motor_force == pytest.approx(1.2)
+
+
+def test_braking_is_limited_by_the_stall_current_not_the_back_emf():
+    # moving at 4 rad/s, told to stop: the drive could reach -2 - 4 * 2/5 = -3.6 N*m,
+    # the stall current allows -2 (the regenerating side is current-limited)
+    sim = motor(ENVELOPE, inertia=0.1)
+    m = sim.motors[0]
+    m.set_position(INF)
+    m.set_velocity(4.0)
+    sim.step(5000)
+    assert m.velocity == pytest.approx(4.0, rel=1e-6)
+    m.set_velocity(0.0)
+    sim.step(1)
+    assert m.motor_force == pytest.approx(-2.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(stall=st.floats(0.1, 20), speed=st.floats(0.5, 20), supply=st.floats(3, 24),
+       load=st.floats(-30, 30), command=st.floats(-40, 40))
+def test_the_force_always_lies_within_the_envelope_at_the_new_speed(stall, speed, supply,
+                                                                   load, command):
+    sim = motor({"stall_torque": stall, "no_load_speed": speed, "rated_voltage": 12.0,
+                 "supply_voltage": supply}, max_torque=50.0, max_velocity=50.0,
+                load={"external": load})
+    m = sim.motors[0]
+    m.set_position(INF)
+    m.set_velocity(command)
+    drive, slope = stall * supply / 12.0, stall / speed
+    for _ in range(50):
+        sim.step()
+        w, f = m.velocity, m.motor_force
+        tol = 1e-9 * (1 + abs(drive) + abs(slope * w))
+        low, high = -drive - slope * w, drive - slope * w  # full drive back and ahead
+        assert low - tol <= f <= high + tol
+        # the stall current, unless even full drive ahead brakes harder (driven beyond
+        # the free speed) or full drive back pushes harder
+        assert abs(f) <= drive + tol or f == pytest.approx(high if f < 0 else low)
+
+
+def test_the_controller_and_the_sensor_see_whole_encoder_ticks():
+    sim = motor({"resolution": 4096}, position_sensor={"sampling_period_ms": 1})
+    m = sim.motors[0]
+    m.set_position(0.3)
+    sim.step(37)  # mid-move
+    reading = m.get_position()
+    assert reading / TICK == pytest.approx(round(reading / TICK), abs=1e-9)
+    assert abs(reading - m.position) <= TICK / 2
+
+
+def test_a_position_error_within_the_deadband_drives_nothing():
+    sim = motor({"deadband": 0.01})
+    m = sim.motors[0]
+    m.set_position(0.009)
+    sim.step(200)
+    assert m.position == 0.0
+    m.set_position(0.02)
+    sim.step(500)
+    # P control stops where the error enters the deadband
+    assert 0.02 - 0.01 - 1e-6 <= m.position <= 0.02
+
+
+def test_coulomb_friction_holds_below_it_and_slows_above_it():
+    sim = motor({"friction": 0.5}, inertia=0.1, max_torque=0.0)  # unpowered
+    m = sim.motors[0]
+    sim.bank.velocity[:] = 1.0  # coasting at 1 rad/s: decelerates at 0.5 / 0.1 = 5 rad/s^2
+    sim.step(100)
+    assert m.velocity == pytest.approx(1.0 - 5.0 * 0.1, abs=1e-9)
+    sim.step(200)
+    assert m.velocity == 0.0  # then stuck
+
+
+def test_backlash_is_a_dead_zone_of_its_width_on_a_reversal():
+    # a light output with friction stops when the gear leaves it; the gear turns at the
+    # commanded 0.5 rad/s across the gap of 0.02 rad: 40 ms standing, and afterwards the
+    # output trails a servo without backlash by the gap (it led it by half the gap before,
+    # pushed from behind, and trails by half after)
+    runs = [motor({"backlash": gap, "friction": 0.2}, inertia=1e-4) for gap in (0.02, 0.0)]
+    trace = []
+    for sim in runs:
+        m = sim.motors[0]
+        m.set_position(INF)
+        m.set_velocity(0.5)
+        sim.step(200)
+        before = m.position
+        m.set_velocity(-0.5)
+        positions = []
+        for _ in range(200):
+            sim.step()
+            positions.append(m.position)
+        trace.append((before, np.array(positions)))
+    (before, lash), (before_ref, ref) = trace
+    step = 0.5e-3 * 1.001  # a step of the gear: when it meets the wall is known to a step
+    assert before_ref - before == pytest.approx(0.01, abs=step)
+    assert lash[-1] - ref[-1] == pytest.approx(0.01, abs=step)  # the gap: 0.02 in all
+    standing = np.flatnonzero(np.abs(np.diff(lash)) < 1e-12)
+    # 40 ms, less the step the output still coasts, the one it meets the gear, and the
+    # one the wall lands in
+    assert 37 <= len(standing) <= 40
+    assert np.diff(lash[-50:]) == pytest.approx(-0.5e-3)  # then it follows again
+
+
+def test_a_dynamixel_profile_ramps_and_cruises_for_the_e_manual_times():
+    # e-Manual (X series, velocity-based profile): accelerating time t1 = 64 * PV / PA ms,
+    # arrival t3 = 64 * dPos / PV + t1 ms; PV = 100 (0.229 rpm), PA = 10 (214.577 rev/min^2),
+    # dPos = 2048 ticks: t1 = 640 ms, t3 = 1310.72 + 640 = 1950.72 ms
+    pv, pa, ticks = 100, 10, 2048
+    sim = motor({**ENVELOPE, "resolution": 4096, "control": "dynamixel",
+                 "gains": [800, 0, 0]}, max_velocity=5.0)
+    m = sim.motors[0]
+    m.set_velocity(pv * 0.229 * 2 * math.pi / 60)
+    m.set_acceleration(pa * 214.577 * 2 * math.pi / 3600)
+    m.set_position(ticks * TICK)
+    act = sim.bank.actuators
+    cruise = m.get_velocity()
+    t_cruise = t_arrive = None
+    for k in range(1, 2500):
+        sim.step()
+        if t_cruise is None and act.setpoint_velocity[0] >= cruise * (1 - 1e-9):
+            t_cruise = k
+        if t_arrive is None and act.setpoint[0] >= ticks * TICK:
+            t_arrive = k
+    assert t_cruise == pytest.approx(64 * pv / pa, abs=1)
+    assert t_arrive == pytest.approx(64 * ticks / pv + 64 * pv / pa, abs=1)
+    assert abs(m.position - ticks * TICK) <= 2 * TICK  # and the servo follows it there
+
+
+def test_a_firmware_law_refuses_webots_gains_and_takes_its_own():
+    sim = motor({**ENVELOPE, "resolution": 4096, "control": "feetech", "gains": [32, 0, 32]})
+    m = sim.motors[0]
+    with pytest.raises(CommandRefusedError, match="'m'.*feetech.*actuator.gains"):
+        m.set_control_pid(20, 0, 0)
+    sim.set_parameter("m", "actuator.gains", [16, 0, 32])
+    assert sim.config.motors[0].actuator.gains == (16, 0, 32)
+
+
+def test_the_feetech_law_is_p_per_tick_in_tenths_of_a_percent():
+    # P 32 on an error of 10 ticks: duty 320 / 1000 -> 0.32 x 2 N*m at rest
+    sim = motor({**ENVELOPE, "resolution": 4096, "control": "feetech", "gains": [32, 0, 0]},
+                inertia=1e6)  # too heavy to move in one step
+    m = sim.motors[0]
+    m.set_position(10 * TICK)
+    sim.step()
+    assert m.motor_force == pytest.approx(0.32 * 2.0, rel=1e-6)
+
+
+@pytest.mark.parametrize(("actuator", "field", "reason"), [
+    ({"stall_torque": 1.0}, "actuator.no_load_speed", "envelope needs"),
+    ({"supply_voltage": 12.0}, "actuator.supply_voltage", "rated_voltage"),
+    ({**ENVELOPE, "control": "dynamixel", "gains": [800, 0, 0]}, "actuator.resolution",
+     "ticks"),
+    ({"resolution": 4096, "control": "feetech", "gains": [32, 0, 0]}, "actuator.control",
+     "voltage"),
+    ({**ENVELOPE, "resolution": 4096, "control": "dynamixel"}, "actuator.gains", "P gain"),
+    ({"control": "robotis"}, "actuator.control", "one of"),
+    ({"gains": [1, -1, 0]}, "actuator.gains", ">= 0"),
+])
+def test_a_bad_actuator_is_one_error_naming_motor_field_and_value(actuator, field, reason):
+    with pytest.raises(ConfigError) as err:
+        parse_config({"motors": [{"name": "wrist", "actuator": actuator}]}, "arm.yaml")
+    message = str(err.value)
+    assert message.startswith("arm.yaml: motor 'wrist': field")
+    assert f"'{field}'" in message and reason in message
+
+
+def test_an_actuator_needs_dynamic_physics():
+    with pytest.raises(ConfigError, match="motor 'm'.*'actuator'.*dynamic"):
+        parse_config({"physics": "kinematic", "motors": [{"name": "m",
+                                                          "actuator": {"friction": 1.0}}]})
