@@ -27,7 +27,7 @@ from .identify import (
     read_recording,
     write_recording,
 )
-from .model.config import load_config, motor_to_dict
+from .model.config import flatten, load_config, motor_to_dict
 from .model.profiles import load_profiles, servo_profile
 
 
@@ -48,21 +48,11 @@ def cmd_profiles(args: argparse.Namespace) -> int:
         raise ValueError(f"no servo profile {args.name!r} (known: "
                          f"{', '.join(sorted(profiles))})") from None
     print(f"{p.name} ({p.vendor}, {p.control} firmware)")
-    for name, value in _flat(p.motor):
+    for name, value in flatten(p.motor).items():
         print(f"  {name} = {value}\n      {p.sources.get(name, '(no source)')}")
     for torque, speed in p.curve:
         print(f"  curve: {speed:.4g} rad/s at {torque:.4g} N*m")
     return 0
-
-
-def _flat(fields: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out = []
-    for key, value in fields.items():
-        if isinstance(value, dict):
-            out += _flat(value, f"{prefix}{key}.")
-        else:
-            out.append((f"{prefix}{key}", value))
-    return out
 
 
 def cmd_record(args: argparse.Namespace) -> int:

@@ -30,6 +30,8 @@ from typing import Any
 
 import yaml
 
+from ..model.config import flatten
+
 #: SCHED_FIFO priority of a ``realtime`` emulator: above ros2_control's controller manager
 #: thread (50), as a device's own processor would be.
 REALTIME_PRIORITY = 60
@@ -181,18 +183,8 @@ def profile_args(servo: str | None, fields: dict[str, Any] | None) -> list[str]:
     if servo is None:
         return []
     out = ["--servo", servo]
-    for name, value in _flat(fields or {}):
+    for name, value in flatten(fields or {}).items():
         out += ["--set", f"{name}={json.dumps(value)}"]
-    return out
-
-
-def _flat(fields: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out = []
-    for key, value in fields.items():
-        if isinstance(value, dict):
-            out += _flat(value, f"{prefix}{key}.")
-        else:
-            out.append((f"{prefix}{key}", value))
     return out
 
 

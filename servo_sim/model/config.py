@@ -399,6 +399,19 @@ _GROUPS = ("motors", "hardware")
 # --------------------------------------------------------------------------- helpers
 
 
+def flatten(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested groups as dotted names: ``{"load": {"external": 1}}`` -> ``{"load.external":
+    1}`` (each name after ``prefix``)."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        name = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, Mapping):
+            out.update(flatten(value, name))
+        else:
+            out[name] = value
+    return out
+
+
 def ros_name(device_name: str) -> str:
     """The ROS name of a motor: every character outside [A-Za-z0-9_] becomes '_'."""
     return re.sub(r"[^A-Za-z0-9_]", "_", device_name)

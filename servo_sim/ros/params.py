@@ -26,7 +26,7 @@ from ..model import (
     parse_config,
     ros_name,
 )
-from ..model.config import field_minimum, motor_to_dict
+from ..model.config import field_minimum, flatten, motor_to_dict
 from ..model.simulation import READ_ONLY_FIELDS
 from .interface import MOTOR_FAMILIES
 
@@ -152,22 +152,11 @@ _FIELD_DOCS = {
 }
 
 
-def _flatten(prefix: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        name = f"{prefix}.{key}" if prefix else key
-        if isinstance(value, Mapping):
-            out.update(_flatten(name, value))
-        else:
-            out[name] = value
-    return out
-
-
 def motor_field_values(m: MotorConfig) -> dict[str, Any]:
     """The motor's fields as flat parameter names relative to its group ('load.external')."""
     fields = motor_to_dict(m)
     del fields["name"]
-    return _flatten("", fields)
+    return flatten(fields)
 
 
 def parameter_specs(config: SimulationConfig) -> list[ParameterSpec]:
@@ -210,7 +199,7 @@ def hardware_specs(config: SimulationConfig,
     documented = documented or {}
     motors = {ros_name(m.name) for m in config.motors}
     specs = []
-    for name, value in _flatten("", config.hardware).items():
+    for name, value in flatten(config.hardware).items():
         head, _, tail = name.partition(".")
         key = f"<motor>.{tail}" if head in motors and tail else name
         doc = ("Hardware plugin: sim (the model), dynamixel, an entry point of group "
