@@ -50,8 +50,6 @@ def cmd_profiles(args: argparse.Namespace) -> int:
     print(f"{p.name} ({p.vendor}, {p.control} firmware)")
     for name, value in flatten(p.motor).items():
         print(f"  {name} = {value}\n      {p.sources.get(name, '(no source)')}")
-    for torque, speed in p.curve:
-        print(f"  curve: {speed:.4g} rad/s at {torque:.4g} N*m")
     return 0
 
 

@@ -21,14 +21,11 @@ PROFILES_PATH = Path(__file__).with_name("profiles.yaml")
 
 @dataclass(frozen=True)
 class ServoProfile:
-    """One servo: its motor fields (SI units), published speed-torque points and sources."""
+    """One servo: its motor fields (SI units) and the source of each."""
 
     name: str
     vendor: str
-    control: str
     motor: Mapping[str, Any]
-    #: published points of the speed-torque curve at the rated voltage, (N*m, rad/s)
-    curve: tuple[tuple[float, float], ...]
     #: where each figure comes from, by field path ("actuator.stall_torque")
     sources: Mapping[str, str]
 
@@ -37,6 +34,11 @@ class ServoProfile:
         """The profile's actuator group."""
         return self.motor.get("actuator", {})
 
+    @property
+    def control(self) -> str:
+        """The position control law of the servo's firmware."""
+        return self.actuator.get("control", "webots")
+
 
 @functools.cache
 def load_profiles(path: Path = PROFILES_PATH) -> dict[str, ServoProfile]:
@@ -44,11 +46,8 @@ def load_profiles(path: Path = PROFILES_PATH) -> dict[str, ServoProfile]:
     raw = yaml.safe_load(path.read_text())
     out = {}
     for name, entry in raw.items():
-        out[name] = ServoProfile(
-            name=name, vendor=entry["vendor"], control=entry["control"],
-            motor=entry["motor"],
-            curve=tuple((float(t), float(w)) for t, w in entry.get("curve", ())),
-            sources=entry["sources"])
+        out[name] = ServoProfile(name=name, vendor=entry["vendor"], motor=entry["motor"],
+                                 sources=entry["sources"])
     return out
 
 
