@@ -198,7 +198,7 @@ def test_a_dynamixel_profile_ramps_and_cruises_for_the_e_manual_times():
 def test_a_firmware_law_refuses_webots_gains_and_takes_its_own():
     sim = motor({**ENVELOPE, "resolution": 4096, "control": "feetech", "gains": [32, 0, 32]})
     m = sim.motors[0]
-    with pytest.raises(CommandRefusedError, match="'m'.*feetech.*actuator.gains"):
+    with pytest.raises(CommandRefusedError, match=r"'m'.*feetech.*actuator.gains"):
         m.set_control_pid(20, 0, 0)
     sim.set_parameter("m", "actuator.gains", [16, 0, 32])
     assert sim.config.motors[0].actuator.gains == (16, 0, 32)
@@ -234,6 +234,6 @@ def test_a_bad_actuator_is_one_error_naming_motor_field_and_value(actuator, fiel
 
 
 def test_an_actuator_needs_dynamic_physics():
-    with pytest.raises(ConfigError, match="motor 'm'.*'actuator'.*dynamic"):
+    with pytest.raises(ConfigError, match=r"motor 'm'.*'actuator'.*dynamic"):
         parse_config({"physics": "kinematic", "motors": [{"name": "m",
                                                           "actuator": {"friction": 1.0}}]})

@@ -83,6 +83,7 @@ class Actuators:
                                             / (a.no_load_speed or 1.0)), 0.0)
         self.tick = col(lambda a: 2 * math.pi / a.resolution if a.resolution else 0.0)
         self.any_encoder = bool(self.tick.any())
+        self.all_encoder = bool(self.tick.all())
         self.half_gap = col(lambda a: a.backlash / 2)
         self.any_backlash = bool(self.half_gap.any())
         self.gap = np.zeros(len(acts))  # gear side minus output, within +-half_gap
@@ -92,6 +93,10 @@ class Actuators:
         self.any_friction = bool(self.friction.any())
         self.firmware = col(lambda a: a.control != "webots").astype(bool)
         self.any_firmware = bool(self.firmware.any())
+        # a firmware's goal register holds whole ticks
+        self.goal_ticks = self.firmware & (self.tick > 0)
+        self.goal_tick = np.where(self.goal_ticks, self.tick, 1.0)
+        self.any_goal_ticks = bool(self.goal_ticks.any())
         self.firmware_drive = np.where(self.firmware, self.drive, 0.0)
         self.gains = np.zeros((3, len(acts)))  # duty per rad, per rad*s, per rad/s
         for i, a in enumerate(acts):
@@ -108,7 +113,7 @@ class Actuators:
         self.active_drive = self.drive.copy()
         self.active_slope = self.slope.copy()
         self.following = np.zeros(len(acts), dtype=bool)
-        self.any_following = False
+        self.any_following = self.all_following = False
 
     @property
     def encoder_resolution(self) -> np.ndarray:
@@ -122,12 +127,18 @@ class Actuators:
         self.active_slope = np.where(active, self.slope, 0.0)
         self.following = self.firmware & position_control
         self.any_following = bool(self.following.any())
+        self.all_following = bool(self.following.all())
 
     def seen(self, x: np.ndarray) -> np.ndarray:
         """The position as the controller sees it (whole encoder ticks)."""
         if not self.any_encoder:
             return x
         tick = self.tick
+        if self.all_encoder:
+            seen = x / tick
+            np.round(seen, out=seen)
+            seen *= tick
+            return seen
         return np.where(tick > 0, np.round(x / np.where(tick > 0, tick, 1.0)) * tick, x)
 
     def apply_deadband(self, error: np.ndarray) -> None:
@@ -137,13 +148,19 @@ class Actuators:
 
     def reference(self, target: np.ndarray, x: np.ndarray, v: np.ndarray, speed: np.ndarray,
                   acceleration: np.ndarray) -> np.ndarray:
-        """The firmware's profile: the set-point one step on towards ``target`` within the
-        speed limit and the acceleration (-1: unlimited), for the motors following it;
-        the others' set-points rest on the present state (a new goal starts from it)."""
+        """The firmware's profile: the set-point one step on towards ``target`` (in whole
+        ticks, as the goal register holds it) within the speed limit and the acceleration
+        (-1: unlimited), for the motors following it; the others' set-points rest on the
+        present state (a new goal starts from it)."""
         dt = self.dt
+        if self.any_goal_ticks:
+            whole = np.round(target / self.goal_tick) * self.goal_tick
+            target = np.where(self.goal_ticks, whole, target)
         following = self.following
-        s = np.where(following, self.setpoint, x)
-        w = np.where(following, self.setpoint_velocity, v)
+        every = self.all_following  # then no motor's set-point rests on its state
+        s = self.setpoint if every else np.where(following, self.setpoint, x)
+        w = self.setpoint_velocity.copy() if every else np.where(
+            following, self.setpoint_velocity, v)
         # the velocity change of one step at the acceleration (unlimited: 1e100 * dt)
         step = np.where(acceleration >= 0.0, acceleration, 1e100)
         step *= dt
@@ -172,6 +189,9 @@ class Actuators:
         arrived = (target - s_new) * d <= 0.0
         s_new[arrived] = target[arrived]
         w[arrived] = 0.0
+        if every:
+            self.setpoint, self.setpoint_velocity = s_new, w
+            return s_new
         self.setpoint = np.where(following, s_new, x)
         self.setpoint_velocity = np.where(following, w, v)
         return np.where(following, self.setpoint, target)
@@ -229,12 +249,13 @@ class Actuators:
         return np.where(self.following, free, v_cmd)
 
     def backlash(self, force: np.ndarray, p: np.ndarray, mass: np.ndarray,
-                 gear_speed: np.ndarray, active: np.ndarray) -> np.ndarray:
+                 v_cmd: np.ndarray, duty: np.ndarray | None,
+                 active: np.ndarray) -> np.ndarray:
         """The force that reaches the output: none while the gear crosses the gap."""
         if not self.any_backlash:
             return force
         half = self.half_gap
-        gap = self.gap + (gear_speed - p / mass) * self.dt
+        gap = self.gap + (self.gear_speed(v_cmd, duty) - p / mass) * self.dt
         open_ = (np.abs(gap) < half) & active
         self.gap = np.where(open_, gap, np.clip(gap, -half, half))
         return np.where(open_, 0.0, force)

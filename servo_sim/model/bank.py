@@ -360,8 +360,7 @@ class MotorBank:
         else:  # envelope, firmware drive, backlash, friction
             wanted = force
             force = act.force(wanted, v_cmd, duty, p, mass, limit)
-            force = act.backlash(force, p, mass, act.gear_speed(v_cmd, duty),
-                                 self._active_gain > 0.0)
+            force = act.backlash(force, p, mass, v_cmd, duty, self._active_gain > 0.0)
             v_new = act.velocity(p + force, mass)
         x_new = v_new * dt
         x_new += x
