@@ -134,9 +134,10 @@ class ModelMotors:
             if frozen:
                 self._start = now - self.sim.time
             return False
-        steps = min(due - done, int(MAX_CATCH_UP_S / step))
-        self.sim.step(steps)
-        self._start = now - self.sim.time  # a starved emulator loses the rest
+        cap = int(MAX_CATCH_UP_S / step)
+        self.sim.step(min(due - done, cap))
+        if due - done > cap:  # a starved emulator loses the rest (and only then: the
+            self._start = now - self.sim.time  # part of a step not yet due stays due)
         return True
 
     def apply(self, servo_id: int, commands: dict[str, tuple]) -> None:

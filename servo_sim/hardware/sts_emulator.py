@@ -13,8 +13,9 @@ Each servo is an STS3215 (model 777, little-endian words, sign-magnitude fields:
 and present position and speed in bit 15, present load in bit 10, homing offset in bit
 11) or, with ``--scs``, an SCS0009 (model 1284, big-endian words, unsigned positions, no
 torque limit, current or homing offset in RAM; Lock at 48). Inside, the servos are
-motors of one :class:`servo_sim.model.Simulation` (STS3215 at 7.4 V: 1.91 N*m stall,
-4.71 rad/s no load), stepped in wall-clock time:
+motors of one :class:`servo_sim.model.Simulation` (the ideal motor of the STS3215 at
+7.4 V: the profile's 1.91 N*m stall torque and 5.45 rad/s no-load speed; with ``--servo``,
+the profile's whole actuator), stepped in wall-clock time:
 
 ==========================  ====================================================
 Torque Enable 0, or a fault   available torque 0 (the passive joint)
@@ -58,6 +59,7 @@ import sys
 import time
 from typing import Any
 
+from ..model.profiles import servo_profile
 from . import emulator
 
 BROADCAST_ID = 0xFE
@@ -105,10 +107,11 @@ STS_SIGNS = {HOMING_OFFSET: 11, GOAL_POSITION: 15, GOAL_SPEED: 15, PRESENT_POSIT
              PRESENT_SPEED: 15, PRESENT_LOAD: 10, PRESENT_CURRENT: 15}
 SCS_SIGNS = {GOAL_SPEED: 15, PRESENT_SPEED: 15, PRESENT_LOAD: 10}
 
-#: the motor inside (STS3215, 7.4 V datasheet: 19.5 kg*cm stall, 0.222 s/60 deg no load,
-#: 2.7 A stall current)
-STALL_TORQUE = 1.91  # N*m
-NO_LOAD_SPEED = 4.71  # rad/s
+#: the motor inside: the STS3215-7.4V profile's stall torque (N*m) and no-load speed
+#: (rad/s), the servo_sim/model/profiles.yaml entry names their sources; 2.7 A stall current
+_STS3215 = servo_profile("STS3215-7.4V").motor
+STALL_TORQUE = _STS3215["max_torque"]
+NO_LOAD_SPEED = _STS3215["max_velocity"]
 STALL_CURRENT = 2.7  # A
 CURRENT_UNIT = 0.0065  # A per Present Current unit
 INERTIA = 0.002  # kg*m^2: the horn and a light link
