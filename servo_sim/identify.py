@@ -5,8 +5,9 @@ rad) and ``position`` (the measured position, rad), one row per sample, as
 ``servo-sim record`` writes it from any hardware plugin. :func:`identify` simulates the
 motor (its servo profile plus the given fields) under the recorded commands and fits the
 chosen fields (by default the load's inertia, the viscous damping and the gear's Coulomb
-friction) by least squares on the simulated position (Levenberg-Marquardt; the Jacobian
-by finite differences, every perturbed motor simulated in the same vectorised run).
+friction) by least squares on the simulated position: the best point of a coarse grid,
+a pattern search from it, then Levenberg-Marquardt (the Jacobian by finite differences);
+every point of a stage is a motor of the same vectorised run.
 The uncertainty of each fitted value is its standard error from the Jacobian at the
 optimum (``sigma^2 (J^T J)^-1``, sigma^2 from the residuals).
 
@@ -16,6 +17,7 @@ Pure numpy; no ROS.
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +48,11 @@ _GAIN_INDEX = {"p": 0, "i": 1, "d": 2}
 #: Levenberg-Marquardt: most iterations, and the relative cost change that ends it.
 MAX_ITERATIONS = 60
 TOLERANCE = 1e-6
+#: Pattern search: the first step and the last, relative to each value (or its typical
+#: size), and the most simulated runs.
+PATTERN_START = 0.5
+PATTERN_END = 1e-3
+PATTERN_RUNS = 80
 #: Finite differences: the step, relative to the value (or its typical size).
 FD_STEP = 1e-2
 #: Levenberg-Marquardt: the dampings tried each iteration, relative to the last one taken.
@@ -96,12 +103,12 @@ def read_recording(path: str | Path) -> Recording:
         if not all(math.isfinite(v) for v in values):
             raise IdentifyError(f"{path}: line {line}: {row!r}: not finite")
         data.append(values)
-    if len(data) < 10:
-        raise IdentifyError(f"{path}: {len(data)} samples; a fit needs at least 10")
-    t, command, position = np.array(data).T
+    t, command, position = np.array(data).reshape(-1, 3).T
     if np.any(np.diff(t) <= 0):
         line = int(np.flatnonzero(np.diff(t) <= 0)[0]) + 3
         raise IdentifyError(f"{path}: line {line}: time does not increase")
+    if len(data) < 10:
+        raise IdentifyError(f"{path}: {len(data)} samples; a fit needs at least 10")
     return Recording(t - t[0], command, position)
 
 
@@ -213,6 +220,7 @@ class Model:
         steps = math.ceil(recording.time[-1] / dt - 1e-9)
         # the command in force during each step: the last one recorded at or before it
         which = np.searchsorted(recording.time, np.arange(steps) * dt + 1e-9, side="right") - 1
+        np.maximum(which, 0, out=which)  # before the first sample: its command
         out = np.empty((len(motors), steps + 1))
         out[:, 0] = sim.bank.position
         last = None
@@ -250,6 +258,35 @@ def _best_start(theta0: np.ndarray, names: Sequence[str], residuals) -> np.ndarr
     points = np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(names), -1).T
     rows = residuals(points)
     return points[int(np.argmin(np.einsum("ij,ij->i", rows, rows)))]
+
+
+def _pattern_search(theta: np.ndarray, low: np.ndarray, typical: np.ndarray,
+                    residuals) -> np.ndarray:
+    """From ``theta``, the best of the points around it (every combination of -h, 0, +h
+    per field; +-h one at a time past three fields), all simulated in one run; moved to
+    while one is better, h halved when none is. Needs no gradient: the cost is flat
+    between the jumps of an encoder tick, where finite differences see nothing or a
+    cliff."""
+    n = len(theta)
+    if n <= 3:
+        offsets = np.array(list(itertools.product((-1.0, 0.0, 1.0), repeat=n)))
+    else:
+        offsets = np.vstack([np.zeros(n), np.eye(n), -np.eye(n)])
+    r = residuals(theta)[0]
+    best = float(r @ r)
+    h = PATTERN_START
+    for _ in range(PATTERN_RUNS):
+        if h < PATTERN_END:
+            break
+        points = np.maximum(theta + offsets * (h * np.maximum(np.abs(theta), typical)), low)
+        rows = residuals(points)
+        costs = np.einsum("ij,ij->i", rows, rows)
+        k = int(np.argmin(costs))
+        if costs[k] < best:
+            theta, best = points[k], float(costs[k])
+        else:
+            h /= 2
+    return theta
 
 
 @dataclass
@@ -290,7 +327,7 @@ def identify(recording: Recording, model: Model,
         return float(r @ r)
 
     before = residuals(theta0)[0]
-    theta = _best_start(theta0, names, residuals)
+    theta = _pattern_search(_best_start(theta0, names, residuals), low, typical, residuals)
     r = before
     damping = 1e-3
     iterations = 0

@@ -4,12 +4,16 @@ hardware plugin (``servo-sim record``): a real bus, an emulated one or the model
 Each cycle: the command for now is written and the position read in the same
 cycle, so a row ``(time, command, position)`` is the position measured at ``time`` and
 the command that takes effect from ``time``. On a real bus the cycles run at the
-config's basic time step in wall-clock time, stamped with the host's monotonic clock;
-with the ``sim`` plugin, in simulated time as fast as possible.
+config's basic time step in wall-clock time, each row stamped with the host's monotonic
+clock as its cycle ends: the write of the command is the cycle's last act, the position
+was read just before it (on the emulated STS3215 bus, stamps at the cycle's start put
+the command a millisecond early, 5 % of the fitted friction and inertia); with the
+``sim`` plugin, in simulated time as fast as possible.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import numpy as np
@@ -38,21 +42,32 @@ def record(config: SimulationConfig, motor: str, amplitude: float = 0.5,
         center = handle.position
         dt = system.sim.bank.dt
         pacer = None if simulated else Pacer(dt, 1.0)
-        start = time.monotonic()
+        start = None  # the first cycle's time: the recording's 0
         rows = []
-        for k in range(round(duration / dt)):
+        steps = round(duration / dt)
+        for k in itertools.count():
             if pacer is not None:
                 while not pacer.due():
                     time.sleep(max(0.0, pacer.next_due() - time.monotonic()))
-            t = k * dt if simulated else time.monotonic() - start
+            if simulated:
+                t = k * dt
+            else:
+                now = time.monotonic()
+                start = now if start is None else start
+                t = now - start
+            if (k >= steps) if simulated else (t > duration - dt / 2):
+                break  # a late cycle on a real bus shortens the recording, not shifts it
             before = handle.position
             command = float(excitation(t, amplitude, center))
             system.command(motor, Motor.set_position, command)
             if not system.cycle():
                 raise RecordError(f"hardware {system.plugin_name!r}: "
                                   f"{system.component.reason or 'the read failed'}")
-            rows.append((t, command, before if simulated else handle.position))
+            if simulated:
+                rows.append((t, command, before))
+            else:  # stamped as the cycle ends, when its command was written
+                rows.append((time.monotonic() - start, command, handle.position))
     finally:
         system.shutdown()
     t, command, position = np.array(rows).T
-    return Recording(t, command, position)
+    return Recording(t - t[0], command, position)
