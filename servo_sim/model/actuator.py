@@ -82,8 +82,10 @@ class Actuators:
         self.slope = np.where(envelope, col(lambda a: a.stall_torque
                                             / (a.no_load_speed or 1.0)), 0.0)
         self.tick = col(lambda a: 2 * math.pi / a.resolution if a.resolution else 0.0)
-        self.any_encoder = bool(self.tick.any())
-        self.all_encoder = bool(self.tick.all())
+        self.encoder = self.tick > 0
+        self.any_encoder = bool(self.encoder.any())
+        self.all_encoder = bool(self.encoder.all())
+        self.safe_tick = np.where(self.encoder, self.tick, 1.0)
         self.half_gap = col(lambda a: a.backlash / 2)
         self.any_backlash = bool(self.half_gap.any())
         self.gap = np.zeros(len(acts))  # gear side minus output, within +-half_gap
@@ -94,9 +96,9 @@ class Actuators:
         self.firmware = col(lambda a: a.control != "webots").astype(bool)
         self.any_firmware = bool(self.firmware.any())
         # a firmware's goal register holds whole ticks
-        self.goal_ticks = self.firmware & (self.tick > 0)
-        self.goal_tick = np.where(self.goal_ticks, self.tick, 1.0)
+        self.goal_ticks = self.firmware & self.encoder
         self.any_goal_ticks = bool(self.goal_ticks.any())
+        self.all_goal_ticks = bool(self.goal_ticks.all())
         self.firmware_drive = np.where(self.firmware, self.drive, 0.0)
         self.gains = np.zeros((3, len(acts)))  # duty per rad, per rad*s, per rad/s
         for i, a in enumerate(acts):
@@ -129,17 +131,18 @@ class Actuators:
         self.any_following = bool(self.following.any())
         self.all_following = bool(self.following.all())
 
+    def whole_ticks(self, x: np.ndarray, which: np.ndarray, every: bool) -> np.ndarray:
+        """``x`` rounded to whole encoder ticks for the motors ``which`` (all: ``every``)."""
+        whole = x / self.safe_tick
+        np.round(whole, out=whole)
+        whole *= self.safe_tick
+        return whole if every else np.where(which, whole, x)
+
     def seen(self, x: np.ndarray) -> np.ndarray:
         """The position as the controller sees it (whole encoder ticks)."""
         if not self.any_encoder:
             return x
-        tick = self.tick
-        if self.all_encoder:
-            seen = x / tick
-            np.round(seen, out=seen)
-            seen *= tick
-            return seen
-        return np.where(tick > 0, np.round(x / np.where(tick > 0, tick, 1.0)) * tick, x)
+        return self.whole_ticks(x, self.encoder, self.all_encoder)
 
     def apply_deadband(self, error: np.ndarray) -> None:
         """Errors within the deadband drive nothing (in place)."""
@@ -154,8 +157,7 @@ class Actuators:
         present state (a new goal starts from it)."""
         dt = self.dt
         if self.any_goal_ticks:
-            whole = np.round(target / self.goal_tick) * self.goal_tick
-            target = np.where(self.goal_ticks, whole, target)
+            target = self.whole_ticks(target, self.goal_ticks, self.all_goal_ticks)
         following = self.following
         every = self.all_following  # then no motor's set-point rests on its state
         s = self.setpoint if every else np.where(following, self.setpoint, x)
