@@ -247,33 +247,35 @@ _RELATIVE = ("inertia", "actuator.gains.p", "actuator.gains.i", "actuator.gains.
              "control_pid.p")
 
 
-def _best_start(theta0: np.ndarray, names: Sequence[str], residuals) -> np.ndarray:
-    """The best point of the coarse grid and ``theta0``, all simulated in one run (a
-    servo's response is not smooth in its friction: limit cycles on encoder ticks, stick
-    and slip; least squares from a poor start ends in a local minimum)."""
+def _best_start(theta0: np.ndarray, names: Sequence[str], residuals
+                ) -> tuple[np.ndarray, float]:
+    """The best point of the coarse grid and ``theta0``, all simulated in one run, and
+    its cost (a servo's response is not smooth in its friction: limit cycles on encoder
+    ticks, stick and slip; least squares from a poor start ends in a local minimum)."""
     axes = []
     for name, value in zip(names, theta0, strict=False):
         grid = GRID.get(name, (1.0,) if name in _RELATIVE else (value,))
         axes.append(sorted({value, *(g * value if name in _RELATIVE else g for g in grid)}))
     points = np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(names), -1).T
     rows = residuals(points)
-    return points[int(np.argmin(np.einsum("ij,ij->i", rows, rows)))]
+    costs = np.einsum("ij,ij->i", rows, rows)
+    k = int(np.argmin(costs))
+    return points[k], float(costs[k])
 
 
-def _pattern_search(theta: np.ndarray, low: np.ndarray, typical: np.ndarray,
+def _pattern_search(theta: np.ndarray, best: float, low: np.ndarray, typical: np.ndarray,
                     residuals) -> np.ndarray:
-    """From ``theta``, the best of the points around it (every combination of -h, 0, +h
-    per field; +-h one at a time past three fields), all simulated in one run; moved to
-    while one is better, h halved when none is. Needs no gradient: the cost is flat
-    between the jumps of an encoder tick, where finite differences see nothing or a
-    cliff."""
+    """From ``theta`` (of cost ``best``), the best of the points around it (every
+    combination of -h, 0, +h per field but theta itself; +-h one at a time past three
+    fields), all simulated in one run; moved to while one is better, h halved when none
+    is. Needs no gradient: the cost is flat between the jumps of an encoder tick, where
+    finite differences see nothing or a cliff."""
     n = len(theta)
     if n <= 3:
-        offsets = np.array(list(itertools.product((-1.0, 0.0, 1.0), repeat=n)))
+        offsets = np.array([o for o in itertools.product((-1.0, 0.0, 1.0), repeat=n)
+                            if any(o)])
     else:
-        offsets = np.vstack([np.zeros(n), np.eye(n), -np.eye(n)])
-    r = residuals(theta)[0]
-    best = float(r @ r)
+        offsets = np.vstack([np.eye(n), -np.eye(n)])
     h = PATTERN_START
     for _ in range(PATTERN_RUNS):
         if h < PATTERN_END:
@@ -327,7 +329,7 @@ def identify(recording: Recording, model: Model,
         return float(r @ r)
 
     before = residuals(theta0)[0]
-    theta = _pattern_search(_best_start(theta0, names, residuals), low, typical, residuals)
+    theta = _pattern_search(*_best_start(theta0, names, residuals), low, typical, residuals)
     r = before
     damping = 1e-3
     iterations = 0
