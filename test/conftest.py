@@ -288,6 +288,23 @@ def one(basic_time_step_ms: int = DT_MS, physics: str = "dynamic", **fields):
     return sim, sim.motor("m0")
 
 
+def reversal(sim: Simulation, speed: float = 0.5, steps: int = 200
+             ) -> tuple[float, np.ndarray]:
+    """Turn the first motor at ``speed`` (velocity control) for ``steps`` steps, then at
+    ``-speed`` for as many: its position at the reversal and at each step after it."""
+    m = sim.motors[0]
+    m.set_position(float("inf"))
+    m.set_velocity(speed)
+    sim.step(steps)
+    before = m.position
+    m.set_velocity(-speed)
+    after = []
+    for _ in range(steps):
+        sim.step()
+        after.append(m.position)
+    return before, np.array(after)
+
+
 def snapshot(sim: Simulation) -> dict[str, np.ndarray]:
     """Every array of the bank, copied, to prove a rejected command changed nothing."""
     bank = sim.bank

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import reversal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -145,21 +146,9 @@ def test_backlash_is_a_dead_zone_of_its_width_on_a_reversal():
     # commanded 0.5 rad/s across the gap of 0.02 rad: 40 ms standing, and afterwards the
     # output trails a servo without backlash by the gap (it led it by half the gap before,
     # pushed from behind, and trails by half after)
-    runs = [motor({"backlash": gap, "friction": 0.2}, inertia=1e-4) for gap in (0.02, 0.0)]
-    trace = []
-    for sim in runs:
-        m = sim.motors[0]
-        m.set_position(INF)
-        m.set_velocity(0.5)
-        sim.step(200)
-        before = m.position
-        m.set_velocity(-0.5)
-        positions = []
-        for _ in range(200):
-            sim.step()
-            positions.append(m.position)
-        trace.append((before, np.array(positions)))
-    (before, lash), (before_ref, ref) = trace
+    (before, lash), (before_ref, ref) = (
+        reversal(motor({"backlash": gap, "friction": 0.2}, inertia=1e-4))
+        for gap in (0.02, 0.0))
     step = 0.5e-3 * 1.001  # a step of the gear: when it meets the wall is known to a step
     assert before_ref - before == pytest.approx(0.01, abs=step)
     assert lash[-1] - ref[-1] == pytest.approx(0.01, abs=step)  # the gap: 0.02 in all

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import reversal
 
 from servo_sim.hardware import HardwareSystem, dxl_emulator, sts_emulator
 from servo_sim.model import ConfigError, Motor, Simulation, parse_config
@@ -101,19 +102,10 @@ def test_the_documented_backlash_shows_as_that_dead_zone_on_a_reversal():
     # stops when the gear leaves it: it leads a servo without backlash by half the gap
     # while pushed from behind, and trails it by half the gap after the reversal.
     gap = math.radians(0.25)
-    trace = []
-    for lash in (None, 0.0):
-        actuator = {"friction": 0.2} if lash is None else {"friction": 0.2, "backlash": lash}
-        sim = servo("XM430-W350-T", inertia=1e-4, actuator=actuator)
-        m = sim.motors[0]
-        m.set_position(INF)
-        m.set_velocity(0.5)
-        sim.step(200)
-        before = m.position
-        m.set_velocity(-0.5)
-        sim.step(200)
-        trace.append((before, m.position))
-    (before, after), (before_ref, after_ref) = trace
+    (before, after), (before_ref, after_ref) = (
+        reversal(servo("XM430-W350-T", inertia=1e-4, actuator=actuator))
+        for actuator in ({"friction": 0.2}, {"friction": 0.2, "backlash": 0.0}))
+    after, after_ref = after[-1], after_ref[-1]
     step = 0.5e-3 * 1.001  # the gear's travel in a step: when it meets the wall
     assert (before_ref - before) + (after - after_ref) == pytest.approx(gap, abs=2 * step)
     assert before_ref - before == pytest.approx(gap / 2, abs=step)
