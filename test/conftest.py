@@ -166,6 +166,25 @@ def recover(hw, cycles: int) -> None:
     raise AssertionError(f"not recovered: {hw.component.reason}")
 
 
+def cycle_until_settled(hw, bus, read, hold_s: float = 0.1, timeout_s: float = 30.0):
+    """Cycle the HardwareSystem ``hw`` until ``read()`` (a register of the emulated
+    ``bus``) has kept one value for ``hold_s`` of the emulated servos' own time; return it.
+
+    The emulated servos move in wall-clock time, not in cycles: a count of cycles stands
+    for a different time on every machine. ``timeout_s`` of wall time bounds the wait."""
+    deadline = time.monotonic() + timeout_s
+    value, since = read(), bus.time()
+    while True:
+        hw.cycle()
+        now, latest = bus.time(), read()
+        if latest != value:
+            value, since = latest, now
+        elif now - since >= hold_s:
+            return value
+        assert time.monotonic() < deadline, \
+            f"{read} still changing after {timeout_s} s: {value} at {now:.3f} s"
+
+
 TIMEOUT = 60.0
 BIN = Path(sys.executable).parent
 #: The installed entry point; a colcon install without pip runs the ros2 run script.

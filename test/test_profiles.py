@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import reversal
+from conftest import cycle_until_settled, reversal
 
 from servo_sim.hardware import HardwareSystem, dxl_emulator, sts_emulator
 from servo_sim.model import ConfigError, Motor, Simulation, parse_config
@@ -125,17 +125,16 @@ def test_an_unknown_profile_is_one_error_with_the_nearest_name():
         parse_config({"motors": [{"name": "m", "servo": "XM430-W350"}]}, "arm.yaml")
 
 
-def spin_flat_out(config: dict, read):
+def spin_flat_out(config: dict, bus, read):
     """Drive the config's motor 'wheel' in velocity control at 10 rad/s (beyond the
-    servo's no-load speed) for 100 cycles through its hardware plugin; ``read()`` then."""
+    servo's no-load speed) through its hardware plugin until ``read()`` has settled on
+    the emulated ``bus``; that value."""
     system = HardwareSystem(parse_config({"basic_time_step_ms": 8, **config}))
     try:
         assert system.start(), system.component.reason
         system.command("wheel", Motor.set_position, INF)
         system.command("wheel", Motor.set_velocity, 10.0)
-        for _ in range(100):
-            system.cycle()
-        return read()
+        return cycle_until_settled(system, bus, read)
     finally:
         system.shutdown()
 
@@ -146,7 +145,7 @@ def test_the_emulated_dynamixel_turns_at_the_documented_no_load_speed():
         raw = spin_flat_out({
             "hardware": {"plugin": "dynamixel", "port": bus.port, "baud_rate": 4000000,
                          "wheel": {"id": 1, "torque_constant": 4.1 / 2.3}},
-            "motors": [{"name": "wheel", "max_velocity": 10.0}]},
+            "motors": [{"name": "wheel", "max_velocity": 10.0}]}, bus,
             lambda: bus.get(1, dxl_emulator.PRESENT_VELOCITY, 4))
     speed = raw * 0.229 * RPM
     assert speed == pytest.approx(DATASHEET[name][1], rel=0.02)
@@ -158,7 +157,7 @@ def test_the_emulated_feetech_turns_at_the_documented_no_load_speed():
         raw = spin_flat_out({
             "hardware": {"plugin": "feetech", "port": bus.port, "wheel": {"id": 1}},
             "motors": [{"name": "wheel", "max_velocity": 10.0, "min_position": -3.0,
-                        "max_position": 3.0}]},
+                        "max_position": 3.0}]}, bus,
             lambda: bus.get(1, sts_emulator.PRESENT_SPEED, 2))
     speed = sts_emulator.from_sign_magnitude(raw, 15) * 2 * math.pi / 4096
     assert speed == pytest.approx(DATASHEET[name][1], rel=0.02)

@@ -236,6 +236,7 @@ class Bus(emulator.EmulatedBus):
         super().__init__(ids)
         self.servos = {i: Servo(i) for i in ids}
         self._last = time.monotonic()
+        self._moved = 0.0  # without a profile: how long the servos have moved, s
         #: with a servo profile (``--servo``): the motors are servo_sim's model
         self.model = emulator.ModelMotors(ids, fields, emulator.PROFILE_STEP_MS) \
             if fields else None
@@ -256,7 +257,11 @@ class Bus(emulator.EmulatedBus):
         elif not self.frozen:
             for servo in self.servos.values():
                 servo.advance(now - self._last)
+            self._moved += now - self._last
         self._last = now
+
+    def device_time(self) -> float:
+        return self.model.sim.time if self.model is not None else self._moved
 
     # ------------------------------------------------------------------ --servo
 

@@ -51,6 +51,11 @@ class EmulatedBus:
     def catch_up(self) -> None:
         """Move the motors inside up to now (the device's own)."""
 
+    def device_time(self) -> float:
+        """The motors' own clock, s, after a catch-up: how long they have moved for (it
+        stands still while frozen and skips what a starved emulator could not catch up)."""
+        raise NotImplementedError
+
     def device_control(self, kind: str, args: list) -> Any:
         """A request of the device's own (the subclass's)."""
         raise ValueError(f"unknown request {kind!r}")
@@ -67,6 +72,9 @@ class EmulatedBus:
             self.frozen = bool(args[0])
         elif kind == "counts":
             return dict(self.counts)
+        elif kind == "time":
+            self.catch_up()
+            return self.device_time()
         else:
             return self.device_control(kind, args)
         return None
@@ -306,6 +314,12 @@ class EmulatorProcess:
 
     def set(self, servo_id: int, address: int, size: int, value: int) -> None:
         self._ask("set", servo_id, address, size, value)
+
+    def time(self) -> float:
+        """The servos' own clock, s (see :meth:`EmulatedBus.device_time`): what a test
+        waits on when it means "after the servo has moved for so long", since the
+        emulated servos move in wall-clock time, not in the plugin's cycles."""
+        return self._ask("time")
 
     def counts(self) -> dict[str, int]:
         """Packets received by instruction ('0x82' sync read...), checksum errors, and

@@ -360,6 +360,9 @@ class Bus(emulator.EmulatedBus):
     def catch_up(self) -> None:
         self.tick()
 
+    def device_time(self) -> float:
+        return self.sim.time
+
     def device_control(self, kind: str, args: list) -> Any:
         """fault, get, set (see :class:`EmulatorProcess`)."""
         if kind == "fault":
