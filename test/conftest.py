@@ -166,23 +166,32 @@ def recover(hw, cycles: int) -> None:
     raise AssertionError(f"not recovered: {hw.component.reason}")
 
 
-def cycle_until_settled(hw, bus, read, hold_s: float = 0.1, timeout_s: float = 30.0):
-    """Cycle the HardwareSystem ``hw`` until ``read()`` (a register of the emulated
-    ``bus``) has kept one value for ``hold_s`` of the emulated servos' own time; return it.
-
-    The emulated servos move in wall-clock time, not in cycles: a count of cycles stands
-    for a different time on every machine. ``timeout_s`` of wall time bounds the wait."""
+def cycle_until(hw, done, what: str, timeout_s: float = 30.0) -> None:
+    """Cycle the HardwareSystem ``hw`` until ``done()``; ``timeout_s`` of wall time bounds
+    the wait. An emulated servo moves in wall-clock time, not in cycles: a count of cycles
+    stands for a different time on every machine."""
     deadline = time.monotonic() + timeout_s
-    value, since = read(), bus.time()
     while True:
         hw.cycle()
+        if done():
+            return
+        assert time.monotonic() < deadline, f"{what}: not after {timeout_s} s"
+
+
+def cycle_until_settled(hw, bus, read, hold_s: float = 0.1, timeout_s: float = 30.0):
+    """Cycle ``hw`` until ``read()`` (a register of the emulated ``bus``) has kept one
+    value for ``hold_s`` of the emulated servos' own time; return it."""
+    value, since = read(), bus.time()
+
+    def held() -> bool:
+        nonlocal value, since
         now, latest = bus.time(), read()
         if latest != value:
             value, since = latest, now
-        elif now - since >= hold_s:
-            return value
-        assert time.monotonic() < deadline, \
-            f"{read} still changing after {timeout_s} s: {value} at {now:.3f} s"
+        return now - since >= hold_s
+
+    cycle_until(hw, held, f"{read} holding one value ({value})", timeout_s)
+    return value
 
 
 TIMEOUT = 60.0

@@ -13,7 +13,7 @@ import re
 
 import dynamixel_sdk as dxl
 import pytest
-from conftest import recover
+from conftest import cycle_until, recover
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -317,10 +317,7 @@ def test_one_sync_read_and_one_sync_write_per_cycle(bus, hw):
 
 def test_the_servo_follows_a_position_command(bus, hw):
     hw.command("a", Motor.set_position, 1.0)
-    for _ in range(10_000):  # wall time inside the emulator; bounded by the cycle count
-        hw.cycle()
-        if abs(hw.sim.motor("a").position - 1.0) < 0.01:
-            break
+    cycle_until(hw, lambda: abs(hw.sim.motor("a").position - 1.0) < 0.01, "at 1 rad")
     assert hw.sim.motor("a").position == pytest.approx(1.0, abs=0.01)
     hw.command("a", Motor.enable_position, 16)  # sensors sample what read() got
     hw.step(2)
