@@ -105,6 +105,8 @@ class Loaded:
     world_path: str = ""
     #: the world's devices servo_sim does not simulate: name -> Webots type, where
     unsimulated: dict[str, str] = field(default_factory=dict)
+    #: PROTOs inside the robot that could not be read: name -> first instance
+    unread: dict[str, str] = field(default_factory=dict)
 
 
 def load(args: argparse.Namespace) -> Loaded:
@@ -113,8 +115,9 @@ def load(args: argparse.Namespace) -> Loaded:
     from .webots.world import is_webots_file, load_world
 
     if args.config and is_webots_file(args.config):
-        world = load_world(args.config, args.webots_home)
-        return Loaded(world.config, world.robot_name, world.path, world.unsimulated)
+        world = load_world(args.config, args.webots_home, args.strict_protos)
+        return Loaded(world.config, world.robot_name, world.path, world.unsimulated,
+                      world.unread)
     return Loaded(load_config(args.config if args.config else default_config_path()))
 
 
@@ -278,6 +281,7 @@ def cmd_controller(args: argparse.Namespace) -> int:
     try:
         session = Session(loaded.config, robot_name=loaded.robot_name,
                           world_path=loaded.world_path, unsimulated=loaded.unsimulated,
+                          unread=loaded.unread,
                           duration=args.duration, real_time_factor=args.real_time_factor,
                           csv_path=args.csv)
     except SessionError as exc:
@@ -293,6 +297,9 @@ def _config_argument(parser: argparse.ArgumentParser) -> None:
                         help="the Webots installation a world's webots:// PROTOs are read "
                              "from (default: $WEBOTS_HOME, else Webots' usual places); "
                              "never downloaded")
+    parser.add_argument("--strict-protos", action="store_true",
+                        help="refuse a Webots file in which a PROTO inside the robot cannot "
+                             "be read (default: that part is left out with a warning)")
 
 
 def build_parser() -> argparse.ArgumentParser:

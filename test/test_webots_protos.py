@@ -3,9 +3,11 @@ joints, the devices servo_sim does not simulate. Small worlds written for each."
 
 from __future__ import annotations
 
+import logging
 import socket
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -198,17 +200,171 @@ def test_other_urls_and_missing_files_are_one_error(tmp_path, url, why):
                             f"\"{url}\" (line 1): " + why.format(dir=tmp_path))
 
 
-def test_a_proto_inside_the_robot_not_found_stops_the_load(tmp_path):
-    """Inside the robot a PROTO may hold the controller's devices: not left out."""
-    text = ("EXTERNPROTO \"webots://projects/devices/x/protos/Sensor.proto\"\n"
-            "Robot {\n  children [\n    HingeJoint {\n      device [\n"
-            "        RotationalMotor {\n        }\n      ]\n    }\n    Sensor {\n    }\n"
-            "  ]\n}\n")
+#: A robot with a decorative library PROTO (a screw) among its parts: the motor "m" is
+#: the robot's own, "gripper" would be inside the screw's PROTO if it could be read.
+DECORATED = """\
+EXTERNPROTO "webots://projects/objects/screws/protos/Screw.proto"
+Robot {
+  children [
+    HingeJoint {
+      device [
+        RotationalMotor {
+          name "m"
+        }
+      ]
+    }
+    Screw {
+    }
+  ]
+}
+"""
+SCREW_URL = "webots://projects/objects/screws/protos/Screw.proto"
+
+
+def test_a_robot_with_an_unreadable_decorative_proto_runs_without_it(tmp_path, caplog):
+    """No Webots installation: the screw is left out with one warning naming it, its
+    line and what it may hold; the robot's motor runs as in the same robot without it."""
     home = tmp_path / "webots"
     home.mkdir()
-    with pytest.raises(ConfigError, match=r"cannot find PROTO Sensor \(line 10\): .*"
-                                          r"servo_sim does not leave them out\)$"):
-        load_world(write(tmp_path / "w.wbt", text), home)
+    path = write(tmp_path / "w.wbt", DECORATED)
+    with caplog.at_level(logging.WARNING, "servo_sim"):
+        world = load_world(path, home)
+    assert [m.name for m in world.config.motors] == ["m"]
+    assert world.unread == {"Screw": "Screw (line 11)"}
+    assert [r.getMessage() for r in caplog.records] == [
+        f'{path}: left out PROTO Screw (line 11): EXTERNPROTO "{SCREW_URL}" (line 1): '
+        f"looked in {home}/projects/objects/screws/protos/Screw.proto (--webots-home): no "
+        "such file; give --webots-home DIR or set WEBOTS_HOME to a Webots installation; "
+        "the devices and joints it may hold are not simulated",
+        f"{path}: 'm' (HingeJoint (line 4)): no mass under its endPoint (no Physics): "
+        "inertia 0.01 and no gravity load (servo_sim's defaults)"]
+    bare = load_world(write(tmp_path / "bare.wbt", DECORATED.replace(
+        "    Screw {\n    }\n", "")))
+    assert world.config == replace(bare.config, source=str(path))
+
+
+def test_a_device_in_an_unreadable_proto_is_reported_with_the_protos_name(tmp_path):
+    write(tmp_path / "w.wbt", DECORATED)
+    write(tmp_path / "c.py", """\
+from controller import Robot
+robot = Robot()
+robot.getDevice("m").setPosition(0.5)
+print(robot.getDevice("gripper"))
+robot.step(32)
+""")
+    r = subprocess.run([sys.executable, "-m", "servo_sim.cli", "controller", "c.py", "w.wbt",
+                        "--webots-home", str(tmp_path), "--duration", "0.1"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["None"]
+    assert 'servo-sim: warning: w.wbt: left out PROTO Screw (line 11)' in r.stderr
+    assert ('Device "gripper" was not found on robot "robot" (it may be inside a PROTO '
+            "that could not be read and was left out: Screw (line 11))") \
+        in r.stderr.splitlines()
+
+
+def test_strict_protos_keeps_the_refusal(tmp_path):
+    home = tmp_path / "webots"
+    home.mkdir()
+    path = write(tmp_path / "w.wbt", DECORATED)
+    expected = (f'{path}: cannot find PROTO Screw (line 11): EXTERNPROTO "{SCREW_URL}" '
+                f"(line 1): looked in {home}/projects/objects/screws/protos/Screw.proto "
+                "(--webots-home): no such file; give --webots-home DIR or set WEBOTS_HOME "
+                "to a Webots installation (--strict-protos: a robot's PROTOs may hold its "
+                "devices and joints, none is left out)")
+    with pytest.raises(ConfigError) as e:
+        load_world(path, home, strict=True)
+    assert str(e.value) == expected
+    r = subprocess.run([sys.executable, "-m", "servo_sim.cli", "check", str(path),
+                        "--webots-home", str(home), "--strict-protos"],
+                       capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stderr.strip()) == (2, f"servo-sim: error: {expected}")
+
+
+#: A robot written for Webots R2022b: its PROTOs named without EXTERNPROTO, one in its
+#: project's protos folder (the robot), one in the Webots library (a screw that holds a
+#: joint, so that reading it shows).
+R2022B_WORLD = """\
+#VRML_SIM R2022b utf8
+WorldInfo {
+  basicTimeStep 8
+}
+Scara {
+}
+"""
+R2022B_ROBOT = """\
+#VRML_SIM R2022b utf8
+PROTO Scara [
+]
+{
+  Robot {
+    name "scara"
+    children [
+      HingeJoint {
+        device [
+          RotationalMotor {
+            name "joint 1"
+          }
+        ]
+      }
+      CapScrew {
+      }
+    ]
+  }
+}
+"""
+CAP_SCREW = """\
+#VRML_SIM R2022b utf8
+PROTO CapScrew [
+]
+{
+  SliderJoint {
+    device [
+      LinearMotor {
+        name "screw"
+        maxVelocity 0.05
+      }
+    ]
+  }
+}
+"""
+
+
+def test_an_r2022b_world_finds_its_protos_by_name_in_the_installation_given(tmp_path, caplog):
+    write(tmp_path / "protos" / "Scara.proto", R2022B_ROBOT)
+    path = write(tmp_path / "worlds" / "scara.wbt", R2022B_WORLD)
+    home = tmp_path / "webots"
+    write(home / "projects" / "objects" / "screws" / "protos" / "CapScrew.proto", CAP_SCREW)
+    world = load_world(path, home)
+    assert world.robot_name == "scara"
+    joint, screw = world.config.motors
+    assert (joint.name, screw.name, screw.type, screw.max_velocity) \
+        == ("joint 1", "screw", "linear", 0.05)
+    assert world.unread == {}
+    # without the installation the screw is left out, the robot found in its project
+    empty = tmp_path / "no-webots"
+    empty.mkdir()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, "servo_sim"):
+        world = load_world(path, empty)
+    assert [m.name for m in world.config.motors] == ["joint 1"]
+    assert world.unread == {"CapScrew": "CapScrew (Scara.proto, line 15)"}
+    assert caplog.records[0].getMessage() == (
+        f"{path}: left out PROTO CapScrew (Scara.proto, line 15): a file before Webots "
+        f"R2023a names its PROTOs without EXTERNPROTO: not in {tmp_path}/protos or "
+        f"{empty}/projects (--webots-home); the devices and "
+        "joints it may hold are not simulated")
+
+
+def test_an_r2023_file_does_not_look_up_undeclared_names(tmp_path):
+    """From R2023a on, Webots needs the EXTERNPROTO: a name found only in the library is
+    not a PROTO of the file (the robot is the unreadable part: the error)."""
+    home = tmp_path / "webots"
+    write(home / "projects" / "robots" / "acme" / "protos" / "Scara.proto", R2022B_ROBOT)
+    path = write(tmp_path / "w.wbt", R2022B_WORLD.replace("R2022b", "R2023b"))
+    with pytest.raises(ConfigError, match=r"cannot find PROTO Scara \(line 5\): neither a "
+                                          r"Webots node nor a PROTO declared"):
+        load_world(path, home)
 
 
 PASSIVE = """\

@@ -126,7 +126,8 @@ class Device:
         session = _active_session()
         spec = _lookup(session, name)
         if spec is None:
-            raise ValueError(f"no device {name!r} on robot {session.robot_name!r}")
+            raise ValueError(f"no device {name!r} on robot {session.robot_name!r}"
+                             + session.unread_hint())
         if type(self) not in (Device, _CLASSES[spec.kind]) \
                 and type(self).__module__ == __name__:
             raise TypeError(f"device {spec.name!r} is a {spec.kind}, not a "
@@ -479,7 +480,8 @@ class Robot:
                 "joints, their position sensors and brakes, and passive joints' sensors "
                 "and brakes")
         if device is None:
-            _error(f'Device "{name}" was not found on robot "{self.name}"')
+            _error(f'Device "{name}" was not found on robot "{self.name}"'
+                   + self._session.unread_hint())
         return device
 
     def getDeviceByIndex(self, index: int) -> Device | None:

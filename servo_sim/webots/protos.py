@@ -9,10 +9,15 @@ library, never the network.
   local installation stands for the tag. The home is ``--webots-home``, else
   ``WEBOTS_HOME``, else the first of Webots' usual install places that exists.
 * Any other URL is not fetched: servo_sim never uses the network.
+
+Files written before Webots R2023a declare nothing: Webots found a PROTO by its name.
+:func:`by_name` does the same, in the file's own folder, its project's ``protos`` folder
+and the Webots installation's ``projects`` tree.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -57,3 +62,35 @@ def locate(url: str, declared_in: Path, webots_home: str | Path | None = None
                 "and declare it by its path")
     path = Path(url) if Path(url).is_absolute() else declared_in.parent / url
     return path if path.is_file() else f"looked in {path}: no such file"
+
+
+@functools.lru_cache(maxsize=8)
+def _library(home: Path) -> dict[str, Path]:
+    """Every PROTO of a Webots installation's ``projects`` tree, by name (the first in
+    path order where two share one)."""
+    found: dict[str, Path] = {}
+    for path in sorted((home / "projects").rglob("*.proto")):
+        found.setdefault(path.stem, path)
+    return found
+
+
+def by_name(name: str, declared_in: Path, webots_home: str | Path | None = None
+            ) -> Path | str:
+    """The PROTO file of ``name`` for a file written before R2023a (``declared_in``),
+    found by name as Webots then did, or why there is none."""
+    local = list(dict.fromkeys(p.resolve() for p in (declared_in.parent,
+                                                     declared_in.parent.parent / "protos")))
+    for folder in local:
+        if (folder / f"{name}.proto").is_file():
+            return folder / f"{name}.proto"
+    homes, how = webots_homes(webots_home)
+    for home in homes:
+        if name in _library(home):
+            return _library(home)[name]
+    looked = " or ".join(str(f) for f in local)
+    if not homes:
+        return (f"a file before Webots R2023a names its PROTOs without EXTERNPROTO: not in "
+                f"{looked}, and no Webots installation found to look in: give "
+                f"--webots-home DIR or set WEBOTS_HOME (looked in {', '.join(DEFAULT_HOMES)})")
+    return (f"a file before Webots R2023a names its PROTOs without EXTERNPROTO: not in "
+            f"{looked} or {', '.join(str(h / 'projects') for h in homes)} ({how})")

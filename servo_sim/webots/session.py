@@ -87,6 +87,7 @@ class Session:
 
     def __init__(self, config: SimulationConfig, *, robot_name: str = "robot",
                  world_path: str = "", unsimulated: Mapping[str, str] | None = None,
+                 unread: Mapping[str, str] | None = None,
                  duration: float | None = None,
                  real_time_factor: float | None = None, csv_path: str | Path | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -108,6 +109,8 @@ class Session:
         self.devices = device_specs(config)
         #: the world's devices not simulated: name -> Webots type, where (getDevice raises)
         self.unsimulated = dict(unsimulated or {})
+        #: PROTOs inside the robot that could not be read: name -> first instance
+        self.unread = dict(unread or {})
         self.battery = config.battery
         #: the battery sensor: one sampled sensor (Webots' sampling-period rules)
         self.battery_sensor = SampledSensors(np.zeros(1, dtype=np.int64))
@@ -159,6 +162,14 @@ class Session:
         return False
 
     # ------------------------------------------------------------------ commands
+
+    def unread_hint(self) -> str:
+        """For a device not found: the PROTOs of the robot it may be in, that could not
+        be read ("" when none)."""
+        if not self.unread:
+            return ""
+        return (" (it may be inside a PROTO that could not be read and was left out: "
+                + ", ".join(self.unread.values()) + ")")
 
     def command(self, motor: str, call: Callable[..., Any], *args: Any) -> bool:
         """``call(model Motor, *args)`` through the hardware system; a refused or

@@ -27,9 +27,11 @@ and ``BallJoint`` give one motor per axis (``device``/``device2``/``device3`` wi
 ``jointParameters``/``jointParameters2``/``jointParameters3``). A joint with a
 ``PositionSensor`` or ``Brake`` and no motor is a passive joint (``passive: true``).
 PROTOs declared by ``EXTERNPROTO`` are read from where the URL points (:mod:`.protos`),
-the instance's fields over the defaults; one not found inside a robot is an error, one
-outside it is left out with a warning, as are motors outside joints (a ``Propeller``'s or
-``Track``'s device: no joint to drive). The robot's other devices are listed
+the instance's fields over the defaults; in a file before R2023a, by name. One that
+cannot be read is left out with a warning (inside the robot: one per PROTO, its devices
+and joints not simulated; ``strict``: an error), as are motors outside joints (a
+``Propeller``'s or ``Track``'s device: no joint to drive); with no motor left, it is the
+error. The robot's other devices are listed
 (:attr:`World.unsimulated`).
 A bad value raises :class:`ConfigError` naming the file, the node (type, name, line)
 and the field.
@@ -56,7 +58,7 @@ from ..model.config import (
 )
 from .loads import JOINTS, POSES, SOLIDS, LoadReader, counted, numbers
 from .physics import joint_load, rotation_matrix
-from .protos import locate
+from .protos import by_name, locate
 
 log = logging.getLogger("servo_sim")
 
@@ -197,6 +199,8 @@ class _Parser:
     def __init__(self, text: str, source: str, origin: str = "") -> None:
         self.source = source
         self.origin = origin  #: "" for the file given, else the PROTO file's name
+        #: written before R2023a: PROTOs named without EXTERNPROTO, found by name
+        self.by_name = _before(text, (2023, "a"))
         self.tokens: list[tuple[str, str, int]] = []  # (kind, text, line)
         line = 1
         pos = 0
@@ -382,8 +386,11 @@ class World:
     config: SimulationConfig
     robot_name: str = "robot"
     path: str = ""
-    #: instances outside the robot whose PROTO was not found, and why: left out
+    #: instances whose PROTO cannot be read, and why: left out
     unexpanded: list[str] = field(default_factory=list)
+    #: PROTOs inside the robot that cannot be read (its devices may be in them): name ->
+    #: the first instance ("Gear (line 121)")
+    unread: dict[str, str] = field(default_factory=dict)
     #: motors outside joints (in a Propeller's or Track's device list...), not imported
     outside: list[str] = field(default_factory=list)
     #: the robot's devices servo_sim does not simulate: name -> Webots type, where
@@ -406,8 +413,11 @@ class _Unresolved:
 
 class _Importer:
     def __init__(self, parser: _Parser, source: str,
-                 webots_home: str | Path | None = None, legacy: bool = False) -> None:
+                 webots_home: str | Path | None = None, legacy: bool = False,
+                 strict: bool = False) -> None:
         self.parser = parser
+        #: a PROTO inside the robot that cannot be read stops the load (else: left out)
+        self.strict = strict
         #: a world before Webots R2022a: y up by default (NUE), cylinders along y
         self.legacy = legacy
         self.source = source
@@ -475,7 +485,15 @@ class _Importer:
             return None
         declared = scope.externs.get(node.type)
         where = ""
-        if declared is None:
+        if declared is None and scope.by_name:
+            found = by_name(node.type, Path(scope.source), self.webots_home)
+            if not isinstance(found, str):
+                found = self.read_proto(found)
+            if isinstance(found, _Parser) and node.type in found.protos:
+                return found.protos[node.type]
+            why = found if isinstance(found, str) else \
+                f"{found.source} defines no PROTO {node.type}"
+        elif declared is None:
             why = ("neither a Webots node nor a PROTO declared by an EXTERNPROTO or "
                    f"defined in {scope.origin or scope.source}")
         else:
@@ -495,8 +513,10 @@ class _Importer:
     def proto_file(self, url: str, declared_in: Path) -> _Parser | str:
         """The PROTO file ``url`` names, read (once), or why it cannot be."""
         found = locate(url, declared_in, self.webots_home)
-        if isinstance(found, str):
-            return found
+        return found if isinstance(found, str) else self.read_proto(found)
+
+    def read_proto(self, found: Path) -> _Parser | str:
+        """The PROTO file ``found``, read (once), or why it cannot be."""
         key = found.resolve()
         if key not in self.files:
             try:
@@ -722,11 +742,16 @@ class _Importer:
             for proto in self.parser.protos.values():
                 for item in proto.body:
                     self.walk(item, dict(proto.defaults))
-        blocking = [u.text for u in self.unresolved.values() if u.in_robot or not self.motors]
+        blocking = [u.text for u in self.unresolved.values()
+                    if not self.motors or (self.strict and u.in_robot)]
         if blocking:
             raise ConfigError(f"{self.source}: cannot find PROTO " + "; ".join(blocking)
-                              + (" (a robot's PROTOs may hold its devices and joints: "
-                                 "servo_sim does not leave them out)" if self.motors else ""))
+                              + (" (--strict-protos: a robot's PROTOs may hold its devices "
+                                 "and joints, none is left out)" if self.motors else ""))
+        unread = {name: u.label for name, u in self.unresolved.items() if u.in_robot}
+        for name in unread:
+            log.warning("%s: left out PROTO %s; the devices and joints it may hold are not "
+                        "simulated", self.source, self.unresolved[name].text)
         left_out = self.left_out()
         if not self.motors:
             raise ConfigError(f"{self.source}: no RotationalMotor or LinearMotor in a joint's "
@@ -755,7 +780,7 @@ class _Importer:
         except ConfigError as exc:
             raise self.in_webots_terms(exc, top) from None
         return World(config, robot_name, str(path),
-                     [u.text for u in self.unresolved.values()], self.outside,
+                     [u.text for u in self.unresolved.values()], unread, self.outside,
                      self.unsimulated)
 
     def loads(self) -> None:
@@ -818,8 +843,8 @@ class _Importer:
         """What the import leaves out, said once: PROTO instances outside the robot
         whose PROTO cannot be found, and motors outside joints ("" when nothing)."""
         parts = []
-        if self.unresolved:
-            found = self.unresolved.values()
+        found = [u for u in self.unresolved.values() if not u.in_robot]
+        if found:
             parts.append("PROTOs not found, outside the robot, left out: "
                          + ", ".join(u.label for u in found) + ": "
                          + "; ".join(dict.fromkeys(u.why for u in found)))
@@ -874,20 +899,26 @@ def _up(system: str) -> np.ndarray:
     return np.eye(3)[system.index("U")]
 
 
-def _legacy(text: str) -> bool:
-    """A file written before Webots R2022a (its ``#VRML_SIM`` header): y up, cylinders
-    along y."""
+def _before(text: str, release: tuple[int, str]) -> bool:
+    """True for a file written before Webots ``release`` (by its ``#VRML_SIM`` header)."""
     found = re.match(r"#VRML_SIM R(\d{4})([a-z])", text)
-    return found is not None and (int(found.group(1)), found.group(2)) < (2022, "a")
+    return found is not None and (int(found.group(1)), found.group(2)) < release
+
+
+def _legacy(text: str) -> bool:
+    """A file written before Webots R2022a: y up, cylinders along y."""
+    return _before(text, (2022, "a"))
 
 
 def _cannot_read(path: Path, exc: OSError | UnicodeDecodeError) -> str:
     return f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}"
 
 
-def load_world(path: str | Path, webots_home: str | Path | None = None) -> World:
+def load_world(path: str | Path, webots_home: str | Path | None = None,
+               strict: bool = False) -> World:
     """Read a ``.wbt`` or ``.proto`` file into a :class:`World` (ConfigError if bad);
-    ``webots_home`` is where ``webots://`` PROTOs are (see :mod:`.protos`)."""
+    ``webots_home`` is where ``webots://`` PROTOs are (see :mod:`.protos`). A PROTO
+    inside the robot that cannot be read is left out with a warning, unless ``strict``."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -896,7 +927,7 @@ def load_world(path: str | Path, webots_home: str | Path | None = None) -> World
     parser = _Parser(text, str(path))
     try:
         nodes = parser.parse_file()
-        return _Importer(parser, str(path), webots_home, _legacy(text)).world(path, nodes)
+        return _Importer(parser, str(path), webots_home, _legacy(text), strict).world(path, nodes)
     except RecursionError:
         raise ConfigError(f"{path}: nodes nested too deeply to read") from None
 
