@@ -28,6 +28,11 @@ and subscribing: RSS growth after the first minute, overruns after it.
 ``clock``: the cost of publishing /clock (issue 24): 100 motors at 1 ms, /clock off and
 on, side by side, measured as in ``table``.
 
+``setters``: a setter that mirrors a parameter against a getter, from another process
+(issue 32). For each motor count, ``servo_sim_node`` as ``lifecycle`` starts it; once its
+table is complete, ``/m0/set_control_pid`` (new gains each call) and ``/m0/get_velocity``
+are called in turn, one at a time, 300 of each: round trip p50 / p99 and set / get.
+
 ``lifecycle``: start and stop as users see them, from another process. For each motor
 count, ``servo_sim_node`` (the installed entry point, default interfaces, step 1 ms,
 joint_states 100 Hz, position sensors at 10 ms) is started while a client here already
@@ -44,6 +49,7 @@ destroy_node() and rclpy.shutdown() on SIGINT.
     python3 benchmarks/bench_node.py soak [--duration 3600]
     python3 benchmarks/bench_node.py lifecycle [--motors 1 30 100 1000] [--table-timeout 3600]
     python3 benchmarks/bench_node.py clock [--motors 100] [--duration 10]
+    python3 benchmarks/bench_node.py setters [--motors 2 100 1000]
 """
 
 from __future__ import annotations
@@ -641,6 +647,55 @@ def lifecycle(args: argparse.Namespace) -> None:
         client.close()
 
 
+def setters(args: argparse.Namespace) -> None:
+    import signal
+
+    from servo_sim.srv import GetFloat, MotorSetControlPid
+
+    client = Client()
+    calls = 300
+    print(f"/m0/set_control_pid against /m0/get_velocity from another process, {calls} "
+          "of each in turn, after the table (servo_sim_node, step 1 ms)")
+    print("| motors | get_velocity p50 / p99 | set_control_pid p50 / p99 | set / get (p50) |")
+    print("|---|---|---|---|")
+    try:
+        for n in args.motors:
+            log = Path(f"/tmp/bench_node_setters_{os.getpid()}.log")
+            with log.open("w") as out:
+                proc = subprocess.Popen(node_command(n), stdout=out, stderr=subprocess.STDOUT)
+            try:
+                client.wait_for_service(f"/m{n - 1}/trapezoidal_move/_action/get_result",
+                                        args.table_timeout)
+                get = client.node.create_client(GetFloat, "/m0/get_velocity")
+                put = client.node.create_client(MotorSetControlPid, "/m0/set_control_pid")
+                times: dict[str, list[float]] = {"get": [], "set": []}
+                for k in range(-20, calls):  # the first 20 of each: matching, not counted
+                    for key, c, request in (
+                            ("get", get, GetFloat.Request(ask=True)),
+                            ("set", put, MotorSetControlPid.Request(
+                                controlp=10.0 + (k % 7), controli=0.0, controld=0.0))):
+                        assert c.wait_for_service(timeout_sec=60.0)
+                        t = time.perf_counter()
+                        future = c.call_async(request)
+                        assert client.spin_until(future.done, 30.0), f"no answer from {key}"
+                        if key == "set":
+                            assert future.result().success, log.read_text()[-2000:]
+                        if k >= 0:
+                            times[key].append((time.perf_counter() - t) * 1000)
+                g, p = (sorted(times[k]) for k in ("get", "set"))
+                print(f"| {n} | {percentile(g, 0.5):.2f} / {percentile(g, 0.99):.2f} ms | "
+                      f"{percentile(p, 0.5):.2f} / {percentile(p, 0.99):.2f} ms | "
+                      f"{percentile(p, 0.5) / percentile(g, 0.5):.2f} |", flush=True)
+                client.node.destroy_client(get)
+                client.node.destroy_client(put)
+            finally:
+                proc.send_signal(signal.SIGINT)
+                proc.wait(timeout=EXIT_WAIT_S)
+                log.unlink()
+    finally:
+        client.close()
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--child"]:
         kind, rest = sys.argv[2], sys.argv[3:]
@@ -655,7 +710,7 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mode", nargs="?", default="table",
-                        choices=("table", "load", "soak", "lifecycle", "clock"))
+                        choices=("table", "load", "soak", "lifecycle", "clock", "setters"))
     parser.add_argument("--duration", type=float,
                         help="seconds a row (10), of load (60) or of soak (3600)")
     parser.add_argument("--motors", type=int, nargs="+", default=[1, 10, 100, 1000])
@@ -667,11 +722,11 @@ def main() -> None:
                         help="the node's motor_interfaces (default: all families)")
     args = parser.parse_args()
     args.duration = args.duration or {"table": 10.0, "load": 60.0, "soak": 3600.0,
-                                      "lifecycle": 0.0, "clock": 10.0}[args.mode]
+                                      "lifecycle": 0.0, "clock": 10.0, "setters": 0.0}[args.mode]
     print(f"(Python {sys.version.split()[0]}, {Path(sys.executable).parent.parent.name}, "
           f"rmw {os.environ.get('RMW_IMPLEMENTATION', 'default')}, {os.cpu_count()} cores)")
     {"table": table, "load": load, "soak": soak, "lifecycle": lifecycle,
-     "clock": clock}[args.mode](args)
+     "clock": clock, "setters": setters}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import pytest
 from conftest import DT, assert_unchanged, make_sim, one, snapshot
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from servo_sim.model.config import parse_config, to_dict
+from servo_sim.model.simulation import MIRRORED_FIELDS
 
 
 def test_lower_max_velocity_clips_the_velocity_and_bounds_the_motion():
@@ -93,3 +98,26 @@ def test_reset_keeps_the_tuned_parameters_and_unknown_motor_is_a_key_error():
     assert sim.time_ms == 0 and sim.motor("m0").get_max_velocity() == 3.0
     with pytest.raises(KeyError, match="no motor 'x'"):
         sim.set_parameter("x", "max_velocity", 1.0)
+
+
+_VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10, 100))
+
+
+@pytest.mark.parametrize("field", sorted(MIRRORED_FIELDS))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_mirrored_field_and_its_command_accept_the_same_values(field, data):
+    """One validation: a value the command takes is one the config takes (the change is
+    recorded as such), and a refused one changes nothing, as a refused service call."""
+    value = data.draw(st.lists(_VALUES, min_size=3, max_size=3) if field == "control_pid"
+                      else _VALUES)
+    sim, m = one()
+    before, config = snapshot(sim), sim.config
+    try:
+        sim.set_parameter("m0", field, value)
+    except ValueError:
+        assert_unchanged(before, snapshot(sim))
+        assert sim.config is config
+        return
+    assert MIRRORED_FIELDS[field].read(m) == (list(value) if field == "control_pid" else value)
+    assert parse_config(to_dict(sim.config)) == sim.config  # the config holds the change

@@ -107,6 +107,16 @@ class Harness:
         assert future.done(), f"no answer from {name}"
         return future.result()
 
+    def set_remote(self, name: str, value):
+        """Set one of the node's parameters as another node does (its SetParameters
+        service); the result (successful, reason)."""
+        if "parameters" not in self._clients:
+            self._clients["parameters"] = AsyncParameterClient(self.client, "/servo_sim")
+            assert self._clients["parameters"].wait_for_services(timeout_sec=TIMEOUT)
+        future = self._clients["parameters"].set_parameters([Parameter(name, value=value)])
+        self.executor.spin_until_future_complete(future, timeout_sec=TIMEOUT)
+        return future.result().results[0]
+
     def step(self, n: int):
         assert self.call("/servo_sim/step", servo_srvs.SetInt, value=n).success
 
@@ -279,13 +289,7 @@ def test_enabling_a_sensor_starts_its_topic_named_after_the_service(h):
 
 
 def test_live_parameters_are_validated_by_the_model(h):
-    params = AsyncParameterClient(h.client, "/servo_sim")
-    assert params.wait_for_services(timeout_sec=TIMEOUT)
-
-    def set_(name, value):
-        future = params.set_parameters([Parameter(name, value=value)])
-        h.executor.spin_until_future_complete(future, timeout_sec=TIMEOUT)
-        return future.result().results[0]
+    set_ = h.set_remote
 
     assert set_("arm.max_velocity", 1.0).successful
     assert h.node.sim.motor("arm").get_max_velocity() == 1.0
@@ -302,6 +306,8 @@ def test_live_parameters_are_validated_by_the_model(h):
     assert h.node.sim.motor("arm").get_max_velocity() == 1.0
     # issue 19: no range a slider cannot use (rqt_reconfigure draws every range as one);
     # a one-sided bound is stated instead
+    params = AsyncParameterClient(h.client, "/servo_sim")
+    assert params.wait_for_services(timeout_sec=TIMEOUT)
     described = params.describe_parameters(["arm.max_velocity", "arm.control_pid"])
     h.executor.spin_until_future_complete(described, timeout_sec=TIMEOUT)
     velocity, pid = described.result().descriptors
@@ -520,6 +526,45 @@ def hw_node(dxl_bus, executor_kind):
                       executor_kind=executor_kind)
     yield harness
     harness.close()
+
+
+def test_a_parameter_passes_the_same_check_as_its_service_on_a_feetech_bus(executor_kind):
+    """Feetech gains have no documented units: /a/set_control_pid is refused, and so is
+    the parameter a.control_pid, with the same reason, nothing changed (it once answered
+    successful=True and changed nothing). A change both doors take is applied."""
+    from servo_sim.hardware.sts_emulator import ACCELERATION, EmulatorProcess
+
+    with EmulatorProcess([1]) as bus:
+        h = Harness(base={"basic_time_step_ms": 8, "motors": ["a"], "a.max_torque": 1.5,
+                          "a.min_position": -2.5, "a.max_position": 2.5,
+                          "hardware.plugin": "feetech", "hardware.port": bus.port,
+                          "hardware.baud_rate": 1000000, "hardware.a.id": 1},
+                    executor_kind=executor_kind)
+        try:
+            logs = h.listen("/rosout", Log)
+            gains = h.node.sim.motor("a").get_control_pid()
+            assert not h.call("/a/set_control_pid", servo_srvs.MotorSetControlPid,
+                              controlp=12.0, controli=0.0, controld=0.3).success
+            reason = ("motor 'a': set_control_pid not supported by hardware 'feetech' "
+                      "(needs pid_gains)")
+            h.wait_for(lambda: any(m.msg == f"a/set_control_pid: {reason}" for m in logs),
+                       "the service's warning")
+            set_ = h.set_remote
+            result = set_("a.control_pid", [12.0, 0.0, 0.3])
+            assert (result.successful, result.reason) == (False, reason)
+            assert h.node.sim.motor("a").get_control_pid() == gains
+            assert list(h.node.get_parameter("a.control_pid").value) == list(gains)
+            assert h.node.sim.config.motors[0].control_pid == gains
+            # the acceleration both doors take: 10 rad/s^2 = 65 x 100 steps/s^2 (STS)
+            assert set_("a.acceleration", 10.0).successful
+            assert h.node.sim.motor("a").get_acceleration() == 10.0
+            assert h.node.sim.config.motors[0].acceleration == 10.0
+            h.wait_for(lambda: bus.get(1, ACCELERATION, 1) == 65, "Acceleration written")
+            assert h.call("/a/set_acceleration", servo_srvs.SetFloat, value=20.0).success
+            assert h.node.get_parameter("a.acceleration").value == 20.0
+            assert h.node.sim.config.motors[0].acceleration == 20.0
+        finally:
+            h.close()
 
 
 def test_node_on_dynamixel_serves_the_table_and_publishes_what_it_reads(dxl_bus, hw_node):

@@ -29,6 +29,7 @@ from ..model import Motor, Simulation
 from ..model.config import SimulationConfig
 from ..model.motor import CommandRefusedError
 from ..model.safety import FAULT_FLAGS, report, status
+from ..model.simulation import MIRRORED_FIELDS
 from .base import (
     CallbackReturn,
     Capabilities,
@@ -236,6 +237,15 @@ class HardwareSystem:
         handle = self.sim.motor(motor)
         self.check(handle, call.__name__, args)
         return call(handle, *args)
+
+    def set_parameter(self, motor: str, field: str, value: Any) -> None:
+        """Change one config field of ``motor`` at run time (``Simulation.set_parameter``);
+        a field that is also a command (``control_pid``) passes the same check as the
+        command (CommandRefusedError naming the motor, the command and why)."""
+        mirrored = MIRRORED_FIELDS.get(field)
+        if mirrored is not None:
+            self.check(self.sim.motor(motor), mirrored.command.__name__)
+        self.sim.set_parameter(motor, field, value)
 
     def check(self, handle: Motor, command: str, args: tuple[Any, ...] = ()) -> None:
         """Raise :class:`CommandRefusedError` unless ``command`` can go to ``handle`` now."""

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .bank import MotorBank
-from .config import ConfigError, SimulationConfig, load_config, parse_config, to_dict
+from .config import (
+    ConfigError,
+    SimulationConfig,
+    load_config,
+    parse_config,
+    parse_field,
+    to_dict,
+)
 from .motor import Motor
 from .safety import report
 
@@ -19,13 +26,30 @@ from .safety import report
 READ_ONLY_FIELDS = frozenset({"type", "multiplier", "position", "position_sensor_name",
                               "brake_name", "passive", "servo"})
 _RUNTIME = "run-time change"
-#: Fields that are also commands: a change goes through the command (its validation).
-_FIELD_COMMANDS: dict[str, Callable[[Motor, Any], None]] = {
-    "control_pid": lambda m, v: m.set_control_pid(*v),
-    "acceleration": Motor.set_acceleration,
-    "position_sensor.sampling_period_ms": Motor.enable_position,
-    "force_feedback_sampling_period_ms": Motor.enable_force_feedback,
-}
+@dataclass(frozen=True)
+class MirroredField:
+    """A motor config field that is also a command (``control_pid`` and
+    ``set_control_pid``): a change of either goes through the command, once, and the
+    getter reads it back. The one table of them: the ROS services that keep a parameter
+    in step, the hardware's capability check of a parameter change, run-time changes."""
+
+    field: str
+    command: Callable[..., None]  #: Motor.set_control_pid(motor, *args)
+    read: Callable[[Motor], Any]  #: the field's value as the motor has it now
+
+    def args(self, value: Any) -> tuple[Any, ...]:
+        """The command's arguments for a field value ([p, i, d] -> p, i, d)."""
+        return tuple(value) if isinstance(value, list | tuple) else (value,)
+
+
+MIRRORED_FIELDS: dict[str, MirroredField] = {f.field: f for f in (
+    MirroredField("control_pid", Motor.set_control_pid, lambda m: list(m.get_control_pid())),
+    MirroredField("acceleration", Motor.set_acceleration, Motor.get_acceleration),
+    MirroredField("position_sensor.sampling_period_ms", Motor.enable_position,
+                  Motor.get_position_sampling_period),
+    MirroredField("force_feedback_sampling_period_ms", Motor.enable_force_feedback,
+                  Motor.get_force_feedback_sampling_period),
+)}
 
 
 class Simulation:
@@ -90,6 +114,10 @@ class Simulation:
         if field in READ_ONLY_FIELDS:
             raise ValueError(f"motor {motor!r}: field {field!r} = {value!r} rejected: "
                              "read-only, fixed at start-up")
+        mirrored = MIRRORED_FIELDS.get(field)
+        if mirrored is not None:
+            self._change_by_command(handle, mirrored, value)
+            return
         raw = to_dict(self.config)
         entry = raw["motors"][index]
         *groups, leaf = field.split(".")
@@ -100,18 +128,43 @@ class Simulation:
         if leaf not in entry or leaf == "name":
             raise ValueError(f"motor {motor!r}: unknown field {field!r}")
         entry[leaf] = list(value) if isinstance(value, tuple) else value
-        command = _FIELD_COMMANDS.get(field)
-        if command is not None:  # validated (and applied) exactly as the service does
-            try:
-                command(handle, value)
-            except TypeError:  # not even the right shape: the config check says why
-                pass
         try:
             config = parse_config(raw, _RUNTIME)
         except ConfigError as exc:
             raise ValueError(str(exc).removeprefix(_RUNTIME + ": ")) from None
         self.config = replace(config, source=self.config.source)
         self.bank.apply_config(self.config)
+
+    def _change_by_command(self, handle: Motor, mirrored: MirroredField, value: Any) -> None:
+        """A mirrored field changed: validated and applied by its command (the services'
+        reasons), then recorded in the config without a re-parse of the others."""
+        field = mirrored.field
+        value = list(value) if isinstance(value, tuple) else value
+        try:
+            mirrored.command(handle, *mirrored.args(value))
+        except TypeError:  # not even the command's arguments: the field's rule says why
+            pass
+        else:  # accepted: the field's rule accepts it too (test_live_parameters)
+            self._record(handle.name, field, parse_field(field, value))
+            return
+        try:
+            parse_field(field, value)
+        except ValueError as exc:
+            raise ValueError(f"motor {handle.name!r}: field {field!r} = {value!r}: {exc}") \
+                from None
+        raise ValueError(f"motor {handle.name!r}: field {field!r} = {value!r}: not "
+                         f"{mirrored.command.__name__}'s arguments")
+
+    def _record(self, motor: str, field: str, parsed: Any) -> None:
+        """``motor``'s config field ``field`` is ``parsed`` now (already applied)."""
+        index = self.motor_names.index(motor)
+        motors = list(self.config.motors)
+        group, _, leaf = field.rpartition(".")
+        if group:
+            parsed = replace(getattr(motors[index], group), **{leaf: parsed})
+        motors[index] = replace(motors[index], **{group or leaf: parsed})
+        self.config = replace(self.config, motors=tuple(motors))
+        self.bank.config = self.config
 
     def motor(self, name: str) -> Motor:
         """The motor called ``name``; KeyError naming the known motors if there is none."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import LINEAR, ROTATIONAL, Motor, ros_name
+from ..model.simulation import MIRRORED_FIELDS
 
 #: Fields of the package's own interfaces, (type, name) in file order: request, response.
 SRV_FIELDS: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = {
@@ -101,20 +102,25 @@ def position_sensor_name(motor: Motor) -> str:
     return f"{ros_name(motor.name)}/{POSITION_SENSOR}"
 
 
-_FEEDBACK_PERIOD = ("force_feedback_sampling_period_ms", Motor.get_force_feedback_sampling_period)
+def _mirror(field: str) -> tuple[str, Callable[[Motor], Any]]:
+    """The motor parameter a setter changes, and how to read it (the model's table)."""
+    return field, MIRRORED_FIELDS[field].read
+
+
+_FEEDBACK_PERIOD = _mirror("force_feedback_sampling_period_ms")
 
 MOTOR_SERVICES: tuple[MotorService, ...] = (
     # commands (seed 002: Motor functions)
     MotorService("set_position", "SetFloat", Motor.set_position),
     MotorService("set_velocity", "SetFloat", Motor.set_velocity),
     MotorService("set_acceleration", "SetFloat", Motor.set_acceleration,
-                 parameter=("acceleration", Motor.get_acceleration)),
+                 parameter=_mirror("acceleration")),
     MotorService("set_available_force", "SetFloat", Motor.set_available_force),
     MotorService("set_available_torque", "SetFloat", Motor.set_available_torque),
     MotorService("set_force", "SetFloat", Motor.set_force),
     MotorService("set_torque", "SetFloat", Motor.set_torque),
     MotorService("set_control_pid", "MotorSetControlPid", Motor.set_control_pid,
-                 parameter=("control_pid", lambda m: list(m.get_control_pid()))),
+                 parameter=_mirror("control_pid")),
     # getters
     MotorService("get_target_position", "GetFloat", Motor.get_target_position),
     MotorService("get_min_position", "GetFloat", Motor.get_min_position),
@@ -133,8 +139,7 @@ MOTOR_SERVICES: tuple[MotorService, ...] = (
     MotorService("get_position_sensor_name", "GetString", position_sensor_name),
     # sensors (seed 002: force/torque feedback; the position sensor of each motor)
     MotorService("position_sensor/enable", "SetInt", Motor.enable_position,
-                 topic="position", parameter=("position_sensor.sampling_period_ms",
-                                              Motor.get_position_sampling_period)),
+                 topic="position", parameter=_mirror("position_sensor.sampling_period_ms")),
     MotorService("position_sensor/get_sampling_period", "GetInt",
                  Motor.get_position_sampling_period),
     MotorService("force_feedback_sensor/enable", "SetInt", Motor.enable_force_feedback,

@@ -211,6 +211,8 @@ class ServoSimNode(Node):
         self._diagnostics_timer = self.create_timer(DIAGNOSTICS_PERIOD_S,
                                                     self._publish_diagnostics,
                                                     clock=self._steady)
+        #: the parameter a service is setting to what it applied (not applied again)
+        self._echo: str | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
         # the per-motor table after the node runs, a slice at a time between steps
         self.table = TableBuilder(self._table_jobs(self._settings["motor_interfaces"]))
@@ -330,8 +332,8 @@ class ServoSimNode(Node):
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
         for p in params:
-            if not self.has_parameter(p.name):  # being declared, with the model's value
-                continue
+            if not self.has_parameter(p.name) or p.name == self._echo:
+                continue  # being declared, or a service's change echoed: already applied
             if p.name == "use_sim_time" and p.value != self._settings["publish_clock"]:
                 reason = ("use_sim_time is publish_clock's (read-only): the time base is "
                           "chosen at start")
@@ -342,7 +344,7 @@ class ServoSimNode(Node):
             value = list(p.value) if isinstance(p.value, array) else p.value  # double arrays
             try:
                 if target is not None:
-                    self.sim.set_parameter(*target, value)
+                    self.hw.set_parameter(*target, value)
                 elif p.name in self._settings:
                     self._apply_setting(p.name, p.value)
             except ValueError as exc:
@@ -373,9 +375,13 @@ class ServoSimNode(Node):
         if row.is_getter:
             setattr(response, field, row.call(motor))
             return response
+        args = tuple(getattr(request, name) for name in row.request_fields)
         try:
-            self.hw.command(motor_name, row.call,
-                            *(getattr(request, name) for name in row.request_fields))
+            if row.parameter is None:
+                self.hw.command(motor_name, row.call, *args)
+            else:  # the motor parameter's change: one check, applied once
+                self.hw.set_parameter(motor_name, row.parameter[0],
+                                      list(args) if len(args) > 1 else args[0])
             ok = True
         except ValueError as exc:
             self.get_logger().warning(f"{ros_name(motor_name)}/{row.name}: {exc}")
@@ -385,8 +391,11 @@ class ServoSimNode(Node):
             self._feedback_publisher(motor_name, row.topic)  # subscribers match before data
         if ok and row.parameter is not None:  # keep `ros2 param get` true
             name, read = row.parameter
-            self.set_parameters([Parameter(f"{ros_name(motor_name)}.{name}",
-                                           value=read(motor))])
+            self._echo = f"{ros_name(motor_name)}.{name}"
+            try:
+                self.set_parameters([Parameter(self._echo, value=read(motor))])
+            finally:
+                self._echo = None
         setattr(response, field, int(ok) if field_type == "int8" else ok)
         return response
 
