@@ -48,6 +48,7 @@ def cmd_profiles(args: argparse.Namespace) -> int:
         raise ValueError(f"no servo profile {args.name!r} (known: "
                          f"{', '.join(sorted(profiles))})") from None
     print(f"{p.name} ({p.vendor}, {p.control} firmware)")
+    print(f"  model number {p.model_number}\n      {p.sources.get('model_number')}")
     for name, value in flatten(p.motor).items():
         print(f"  {name} = {value}\n      {p.sources.get(name, '(no source)')}")
     return 0

@@ -68,7 +68,7 @@ def stall_torque(sim: Simulation) -> float:
 def test_every_profile_has_its_figures_documented_and_a_source_for_each():
     assert sorted(DATASHEET) == profile_names()
     for name, profile in load_profiles().items():
-        fields = set(flatten(profile.motor))
+        fields = set(flatten(profile.motor)) | {"model_number"}
         assert fields == set(profile.sources), f"{name}: fields and sources differ"
         for field in fields:
             assert len(profile.sources[field]) > 20, f"{name}: {field} has no real source"
@@ -161,3 +161,40 @@ def test_the_emulated_feetech_turns_at_the_documented_no_load_speed():
             lambda: bus.get(1, sts_emulator.PRESENT_SPEED, 2))
     speed = sts_emulator.from_sign_magnitude(raw, 15) * 2 * math.pi / 4096
     assert speed == pytest.approx(DATASHEET[name][1], rel=0.02)
+
+
+#: Model Number (the first register) as the vendors' control tables give it: ROBOTIS
+#: e-Manual, each X servo's Control Table of EEPROM Area (XL330-M288 1200, XL430-W250
+#: 1060, XM430-W350 1020, XM540-W270 1120); Feetech STS memory table, STS3215 777
+MODEL_NUMBERS = {"XL330-M288-T": 1200, "XL430-W250-T": 1060, "XM430-W350-T": 1020,
+                 "XM540-W270-T": 1120, "STS3215-7.4V": 777, "STS3215-12V": 777}
+
+
+@pytest.mark.parametrize("name", sorted(MODEL_NUMBERS))
+def test_an_emulated_servo_answers_its_profiles_model_number_to_the_vendors_sdk(name):
+    """LeRobot checks each servo's model number at connect (a Koch's XL430 was refused:
+    "expected 1060, found 1020"): the SDK's ping / read gets the profile's."""
+    assert sorted(MODEL_NUMBERS) == profile_names()
+    if name.startswith("X"):
+        import dynamixel_sdk as sdk
+
+        with dxl_emulator.EmulatorProcess([1, 2], servo=name) as bus:
+            port, handler = sdk.PortHandler(bus.port), sdk.PacketHandler(2.0)
+            assert port.openPort() and port.setBaudRate(4000000)
+            try:
+                answers = [handler.ping(port, i) for i in (1, 2)]
+            finally:
+                port.closePort()
+        assert answers == [(MODEL_NUMBERS[name], sdk.COMM_SUCCESS, 0)] * 2
+    else:
+        import scservo_sdk as sdk
+
+        with sts_emulator.EmulatorProcess([1, 2], servo=name) as bus:
+            port, handler = sdk.PortHandler(bus.port), sdk.protocol_packet_handler()
+            assert port.openPort() and port.setBaudRate(1000000)
+            try:
+                answers = [handler.read2ByteTxRx(port, i, sts_emulator.MODEL_NUMBER)
+                           for i in (1, 2)]
+            finally:
+                port.closePort()
+        assert answers == [(MODEL_NUMBERS[name], sdk.COMM_SUCCESS, 0)] * 2

@@ -242,7 +242,10 @@ class Bus(emulator.EmulatedBus):
             if fields else None
         if self.model is not None:
             p, i_, d = (round(g) for g in self.model.config.actuator.gains)
+            number = emulator.model_number(fields)
             for servo in self.servos.values():
+                if number is not None:
+                    servo.put(MODEL_NUMBER, 2, number)
                 servo.put(POSITION_P_GAIN, 2, p)
                 servo.put(POSITION_I_GAIN, 2, i_)
                 servo.put(POSITION_D_GAIN, 2, d)

@@ -168,6 +168,15 @@ PROFILE_STEP_MS = 1
 MAX_CATCH_UP_S = 0.25
 
 
+def model_number(fields: dict[str, Any] | None) -> int | None:
+    """The Model Number the servos of ``--servo NAME`` answer (their profile's, from the
+    vendor's table); None without a profile."""
+    from ..model.profiles import servo_profile
+
+    return servo_profile(fields["servo"]).model_number if fields and "servo" in fields \
+        else None
+
+
 def profile_fields(servo: str | None, settings: Iterable[str]) -> dict[str, Any]:
     """The motor fields of ``--servo NAME --set FIELD=VALUE ...`` (``{}`` without a
     servo); each value is read as YAML (numbers, lists); ValueError says what is wrong.

@@ -197,9 +197,12 @@ class Bus(emulator.EmulatedBus):
         self.sim, self.motors = self.model.sim, self.model.motors
         first = self.model.config
         self.stall, self.no_load = first.max_force, first.max_velocity
-        if self.profiled:  # the registers start at the profile's gains
+        if self.profiled:  # the registers start at the profile's model number and gains
             p, i_, d = (round(g) for g in first.actuator.gains)
+            number = emulator.model_number(fields)
             for s in self.servos.values():
+                if number is not None and not s.scs:
+                    s.put(MODEL_NUMBER, 2, number)
                 s.put(P_COEFFICIENT, 1, p)
                 s.put(D_COEFFICIENT, 1, d)
                 s.put(I_COEFFICIENT, 1, i_)

@@ -28,6 +28,8 @@ class ServoProfile:
     motor: Mapping[str, Any]
     #: where each figure comes from, by field path ("actuator.stall_torque")
     sources: Mapping[str, str]
+    #: what the servo answers in its Model Number register (the vendor's table)
+    model_number: int | None = None
 
     @property
     def actuator(self) -> Mapping[str, Any]:
@@ -47,7 +49,8 @@ def load_profiles(path: Path = PROFILES_PATH) -> dict[str, ServoProfile]:
     out = {}
     for name, entry in raw.items():
         out[name] = ServoProfile(name=name, vendor=entry["vendor"], motor=entry["motor"],
-                                 sources=entry["sources"])
+                                 sources=entry["sources"],
+                                 model_number=entry.get("model_number"))
     return out
 
 
