@@ -664,8 +664,9 @@ def setters(args: argparse.Namespace) -> None:
             with log.open("w") as out:
                 proc = subprocess.Popen(node_command(n), stdout=out, stderr=subprocess.STDOUT)
             try:
-                client.wait_for_service(f"/m{n - 1}/trapezoidal_move/_action/get_result",
-                                        args.table_timeout)
+                last = f"/m{n - 1}/trapezoidal_move/_action/get_result"
+                assert client.spin_until(lambda last=last: client.node.count_services(last),
+                                         args.table_timeout), f"no {last}"
                 get = client.node.create_client(GetFloat, "/m0/get_velocity")
                 put = client.node.create_client(MotorSetControlPid, "/m0/set_control_pid")
                 times: dict[str, list[float]] = {"get": [], "set": []}
