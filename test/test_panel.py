@@ -19,6 +19,7 @@ pytestmark = pytest.mark.ros
 from rcl_interfaces.srv import GetParameters, ListParameters  # noqa: E402
 
 from servo_sim import msg as servo_msgs  # noqa: E402
+from servo_sim import srv as servo_srvs  # noqa: E402
 from servo_sim.analysis import step_metrics  # noqa: E402
 from servo_sim.panel.widget import ServoPanel  # noqa: E402
 from servo_sim.ros.remote import ServoLink  # noqa: E402
@@ -126,3 +127,46 @@ def test_a_node_that_goes_away_and_comes_back(start, panel, qtbot):
     qtbot.waitUntil(lambda: "node gone" in panel.state.text(), timeout=WAIT_MS)
     start("pd", "--params-file", CONFIG)
     qtbot.waitUntil(lambda: panel.state.text().startswith("arm: mode"), timeout=WAIT_MS)
+
+
+def _set_pid(client, node: str, gains: list[float]) -> None:
+    """Another process's `ros2 param set NODE arm.control_pid [...]`."""
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    set_ = client.create_client(SetParameters, f"{node}/set_parameters")
+    client.spin_until(set_.service_is_ready, "set_parameters")
+    future = set_.call_async(SetParameters.Request(parameters=[Parameter(
+        name="arm.control_pid", value=ParameterValue(
+            type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=gains))]))
+    client.spin_until(future.done, "the answer")
+    assert future.result().results[0].successful
+
+
+def test_what_another_tool_changes_shows_within_a_second_but_not_over_typing(
+        start, panel, qtbot, client):
+    """A gain set elsewhere (parameter events) and a target set by a service (the servo
+    state) show in their boxes within 1 s; a box being typed in is left alone."""
+    start("pf", "--params-file", CONFIG)
+    _follow(qtbot, panel, "/pf/servo_sim", "arm")
+    qtbot.waitUntil(lambda: bool(panel._loaded), timeout=WAIT_MS)
+    _set_pid(client, "/pf/servo_sim", [12.0, 0.0, 0.3])
+    qtbot.waitUntil(lambda: [b.value() for b in panel.gains] == [12.0, 0.0, 0.3],
+                    timeout=1000)
+    assert panel._loaded["control_pid"] == [12.0, 0.0, 0.3]  # the next apply's reference
+    call = client.create_client(servo_srvs.SetFloat, "/pf/arm/set_position")
+    client.spin_until(call.service_is_ready, "set_position")
+    future = call.call_async(servo_srvs.SetFloat.Request(value=1.2))
+    client.spin_until(future.done, "the answer")
+    assert future.result().success
+    qtbot.waitUntil(lambda: panel.target.value() == 1.2, timeout=1000)
+    # typing in the P box: a change made elsewhere meanwhile does not overwrite it
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.activateWindow()
+    panel.gains[0].setFocus()
+    qtbot.waitUntil(panel.gains[0].hasFocus, timeout=WAIT_MS)
+    panel.gains[0].lineEdit().setText("40")
+    _set_pid(client, "/pf/servo_sim", [15.0, 0.0, 0.2])
+    qtbot.waitUntil(lambda: panel.gains[2].value() == 0.2, timeout=1000)
+    assert panel.gains[0].lineEdit().text() == "40"

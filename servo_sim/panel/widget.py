@@ -97,6 +97,8 @@ class ServoPanel(QtWidgets.QWidget):
         self._pending: list[tuple[Pending, Any]] = []
         self._limits = DEFAULT_SPAN
         self._build()
+        #: what the target box last showed of the node's target (an edit differs)
+        self._target_shown = self.target.value()
         self.timer = QtCore.QTimer(self)
         self.timer.timeout.connect(self.refresh)
         self.timer.start(REFRESH_MS)
@@ -128,8 +130,7 @@ class ServoPanel(QtWidgets.QWidget):
         drive.addWidget(QtWidgets.QLabel("target"), 0, 0)
         drive.addWidget(self.slider, 0, 1)
         drive.addWidget(self.target, 0, 2)
-        drive.addWidget(self._button("go", lambda: self._send(
-            self.link.set_float("set_position", self.target.value()))), 0, 3)
+        drive.addWidget(self._button("go", lambda: self._go(self.target.value())), 0, 3)
         self.velocity = self._spin("velocity", -1e6, 1e6, 0.0)
         drive.addWidget(QtWidgets.QLabel("velocity"), 1, 0)
         drive.addWidget(self.velocity, 1, 2)
@@ -240,24 +241,34 @@ class ServoPanel(QtWidgets.QWidget):
         low, high = self._limits
         value = low + (high - low) * self.slider.value() / SLIDER_STEPS
         self.target.setValue(value)
-        self._send(self.link.set_float("set_position", value))
+        self._go(value)
+
+    def _go(self, target: float) -> None:
+        """Command ``target``; the target box follows the node's target again."""
+        self._target_shown = self.target.value()
+        self._send(self.link.set_float("set_position", target))
 
     def load_parameters(self) -> Pending:
         """Read the motor's PID and limits into the boxes (and the slider's span)."""
         def loaded(answer: Pending) -> None:
-            if not answer.ok:
-                return
-            values = answer.value
-            for box, gain in zip(self.gains, values.get("control_pid") or [], strict=False):
-                box.setValue(gain)
-            for name, box in self.limit_boxes.items():
-                box.setEnabled(isinstance(values.get(name), float))
-                if box.isEnabled():
-                    box.setValue(values[name])
-            self._loaded = values
-            self._limits = self._span(values)
+            if answer.ok:
+                self._show_parameters(answer.value, every=True)
         return self._send(self.link.get_parameters(
             [*TUNED_PARAMETERS, "min_stop", "max_stop"]), loaded)
+
+    def _show_parameters(self, values: dict[str, Any], every: bool = False) -> None:
+        """The motor's parameter ``values`` into the boxes (``every``: all of them, read
+        anew; else what changed), except a box being typed in."""
+        for box, gain in zip(self.gains, values.get("control_pid") or [], strict=False):
+            if not box.hasFocus():
+                box.setValue(gain)
+        for name, box in self.limit_boxes.items():
+            if every:
+                box.setEnabled(isinstance(values.get(name), float))
+            if box.isEnabled() and isinstance(values.get(name), float) and not box.hasFocus():
+                box.setValue(values[name])
+        self._loaded = dict(values) if every else {**self._loaded, **values}
+        self._limits = self._span(self._loaded)
 
     @staticmethod
     def _span(values: dict) -> tuple[float, float]:
@@ -329,6 +340,9 @@ class ServoPanel(QtWidgets.QWidget):
             else:
                 self._choose(self.wanted_motor if self.wanted_motor in motors else motors[0])
                 self.motor_box.setCurrentText(self.link.motor)
+        changed = self.link.take_parameter_changes()
+        if changed:  # whoever changed them: ros2 param, rqt_reconfigure, a service
+            self._show_parameters(changed)
         samples = self.link.samples()
         if not self.link.target_node:
             self.state.setText("no servo_sim node found")
@@ -340,6 +354,11 @@ class ServoPanel(QtWidgets.QWidget):
                 f"{self.link.motor}: mode {s.mode}, flags {s.flags}\nposition "
                 f"{s.position:.4f}  velocity {s.velocity:.4f}  effort {s.effort:.4f}  "
                 f"target {s.target:.4f}")
+            # the target in force, whoever set it; not over a value typed and not yet sent
+            if math.isfinite(s.target) and not self.target.hasFocus() \
+                    and self.target.value() == self._target_shown:
+                self.target.setValue(s.target)
+                self._target_shown = self.target.value()
             if not self.slider.isSliderDown():
                 low, high = self._limits
                 fraction = (s.position - low) / (high - low) if high > low else 0.5

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 import rclpy
-from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+from rcl_interfaces.msg import Parameter, ParameterEvent, ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, ListParameters, SetParameters
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import qos_profile_services_default
+from rclpy.qos import qos_profile_parameter_events, qos_profile_services_default
 from rclpy.signals import SignalHandlerOptions
 from std_srvs.srv import Trigger
 
@@ -161,6 +161,12 @@ class ServoLink:
         self._clients: dict[str, Any] = {}
         self._waiting: list[tuple] = []  # calls waiting for their service
         self._retry_timer = self.node.create_timer(0.05, self._send_waiting)
+        #: the chosen motor's parameters changed on the node (by anyone) since the last
+        #: :meth:`take_parameter_changes`: field -> new value
+        self._changed: dict[str, Any] = {}
+        self._events = self.node.create_subscription(
+            ParameterEvent, "/parameter_events", self._on_parameter_event,
+            qos_profile_parameter_events)
         if self._own:
             self._thread.start()
 
@@ -195,6 +201,7 @@ class ServoLink:
             self.target_node, self.motors, self.motor = target_node, [], ""
             self.history.clear()
             self.recording = None
+            self._changed.clear()
         self._subscription = self.node.create_subscription(
             servo_msgs.ServoState, f"{target_node}/servo_state", self._on_state, 10)
 
@@ -205,6 +212,7 @@ class ServoLink:
                 self.motor = motor
                 self.history.clear()
                 self.recording = None
+                self._changed.clear()
 
     @property
     def namespace(self) -> str:
@@ -237,6 +245,24 @@ class ServoLink:
                 self.history.append(sample)
             if self.recording is not None:
                 self.recording.add(sample)
+
+    def _on_parameter_event(self, msg: ParameterEvent) -> None:
+        """The target node's parameter events: keep what changed of the chosen motor."""
+        with self._lock:
+            if msg.node != self.target_node or not self.motor:
+                return
+            prefix = f"{ros_name(self.motor)}."
+            for p in (*msg.new_parameters, *msg.changed_parameters):
+                if p.name.startswith(prefix):
+                    self._changed[p.name[len(prefix):]] = _parameter_value(p.value)
+
+    def take_parameter_changes(self) -> dict[str, Any]:
+        """The chosen motor's parameters changed on the node since the last call (by this
+        tool or any other: ``ros2 param set``, rqt_reconfigure, a service that mirrors
+        one): field -> value."""
+        with self._lock:
+            changed, self._changed = self._changed, {}
+        return changed
 
     def samples(self) -> list[Sample]:
         """The chosen motor's samples of the last ``history_s`` seconds."""
@@ -370,6 +396,7 @@ class ServoLink:
         """End the link: its node and thread if its own, else what it made on rqt's."""
         self.node.destroy_timer(self._retry_timer)
         if not self._own:
+            self.node.destroy_subscription(self._events)
             if self._subscription is not None:
                 self.node.destroy_subscription(self._subscription)
             for client in self._clients.values():
