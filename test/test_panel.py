@@ -21,6 +21,7 @@ from rcl_interfaces.srv import GetParameters, ListParameters  # noqa: E402
 from servo_sim import msg as servo_msgs  # noqa: E402
 from servo_sim import srv as servo_srvs  # noqa: E402
 from servo_sim.analysis import step_metrics  # noqa: E402
+from servo_sim.panel.qt import QtCore  # noqa: E402
 from servo_sim.panel.widget import ServoPanel  # noqa: E402
 from servo_sim.ros.remote import ServoLink  # noqa: E402
 
@@ -170,3 +171,22 @@ def test_what_another_tool_changes_shows_within_a_second_but_not_over_typing(
     _set_pid(client, "/pf/servo_sim", [15.0, 0.0, 0.2])
     qtbot.waitUntil(lambda: panel.gains[2].value() == 0.2, timeout=1000)
     assert panel.gains[0].lineEdit().text() == "40"
+
+
+def test_the_arm_view_lists_the_so101s_six_joints_and_a_click_tunes_one(start, panel,
+                                                                         qtbot):
+    start("pg", "--params-file", str(REPO / "config" / "so101.yaml"),
+          "-p", "hardware.plugin:=sim")
+    _follow(qtbot, panel, "/pg/servo_sim", "shoulder_pan")
+    joints = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll",
+              "gripper"]
+    qtbot.waitUntil(lambda: panel.arm.joints() == joints, timeout=WAIT_MS)
+    states = panel.link.states()
+    assert all(panel.arm.item(r, 4).text() == states[j].mode for r, j in enumerate(joints))
+    row = joints.index("wrist_flex")
+    qtbot.mouseClick(panel.arm.viewport(), QtCore.Qt.LeftButton,
+                     pos=panel.arm.visualItemRect(panel.arm.item(row, 0)).center())
+    qtbot.waitUntil(lambda: panel.link.motor == "wrist_flex" and not panel.busy,
+                    timeout=WAIT_MS)
+    assert panel.motor_box.currentText() == "wrist_flex"
+    assert panel.arm.currentRow() == row

@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from ..ros.remote import TRIGGERS, TUNED_PARAMETERS, Pending, Sample, ServoLink
+from .arm import ArmView
 from .qt import QtCore, QtGui, QtWidgets, Signal
 
 REFRESH_MS = 50
@@ -117,6 +118,10 @@ class ServoPanel(QtWidgets.QWidget):
         layout.addLayout(top)
         self.node_box.activated.connect(lambda _i: self._connect(self.node_box.currentText()))
         self.motor_box.activated.connect(lambda _i: self._choose(self.motor_box.currentText()))
+
+        self.arm = ArmView(self)  # every joint; a click tunes it
+        self.arm.chosen.connect(lambda motor: self.select(motor=motor))
+        layout.addWidget(self.arm)
 
         self.state = QtWidgets.QLabel("no node", objectName="state")
         self.state.setTextInteractionFlags(QtCore.Qt.TextSelectableByMouse)
@@ -363,6 +368,7 @@ class ServoPanel(QtWidgets.QWidget):
                 low, high = self._limits
                 fraction = (s.position - low) / (high - low) if high > low else 0.5
                 self.slider.setValue(round(min(max(fraction, 0.0), 1.0) * SLIDER_STEPS))
+        self.arm.show_states(self.link.states(), self.link.motor)
         self.plot.samples = samples
         self.plot.update()
         for entry in [e for e in self._pending if e[0].done]:

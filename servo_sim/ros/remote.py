@@ -83,6 +83,14 @@ class Pending:
         return self
 
 
+def _sample(msg: Any, i: int, t: float) -> Sample:
+    """Motor ``i`` of a servo_state message."""
+    return Sample(t=t, position=msg.position[i], velocity=msg.velocity[i],
+                  effort=msg.effort[i], target=msg.position_command[i],
+                  mode=ServoMode(msg.mode[i]).name.lower(),
+                  flags=flag_names(StateFlags(int(msg.servo_state_flags[i]))))
+
+
 def _parameter_value(value: ParameterValue) -> Any:
     kind = value.type
     return {ParameterType.PARAMETER_BOOL: lambda: value.bool_value,
@@ -155,6 +163,7 @@ class ServoLink:
         self.motors: list[str] = []  # of the target node, from its servo_state
         self.history: deque[Sample] = deque()
         self.last_state_wall = math.nan  # time.monotonic() of the last servo_state
+        self._last_state: Any = None  # the last servo_state message, every motor
         self.recording: StepRecording | None = None
         self._lock = threading.Lock()
         self._subscription = None
@@ -202,6 +211,7 @@ class ServoLink:
             self.history.clear()
             self.recording = None
             self._changed.clear()
+            self._last_state = None
         self._subscription = self.node.create_subscription(
             servo_msgs.ServoState, f"{target_node}/servo_state", self._on_state, 10)
 
@@ -230,13 +240,10 @@ class ServoLink:
         with self._lock:
             self.motors = list(msg.name)
             self.last_state_wall = time.monotonic()
+            self._last_state = msg
             if self.motor not in self.motors:
                 return
-            i = self.motors.index(self.motor)
-            sample = Sample(t=t, position=msg.position[i], velocity=msg.velocity[i],
-                            effort=msg.effort[i], target=msg.position_command[i],
-                            mode=ServoMode(msg.mode[i]).name.lower(),
-                            flags=flag_names(StateFlags(int(msg.servo_state_flags[i]))))
+            sample = _sample(msg, self.motors.index(self.motor), t)
             self.history.append(sample)
             while self.history and t - self.history[0].t > self.history_s:
                 self.history.popleft()
@@ -263,6 +270,15 @@ class ServoLink:
         with self._lock:
             changed, self._changed = self._changed, {}
         return changed
+
+    def states(self) -> dict[str, Sample]:
+        """Every motor of the node as its last servo_state gave it (the arm view)."""
+        with self._lock:
+            msg = self._last_state
+        if msg is None:
+            return {}
+        t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        return {name: _sample(msg, i, t) for i, name in enumerate(msg.name)}
 
     def samples(self) -> list[Sample]:
         """The chosen motor's samples of the last ``history_s`` seconds."""
