@@ -362,6 +362,19 @@ def test_silent_servo_halts_then_recovers(bus, hw, caplog):
     hw.command("a", Motor.set_position, 1.0)
 
 
+def test_a_shutdown_before_activation_ended_leaves_every_torque_off(bus):
+    """A signal can end the node inside on_activate, after some servos took Torque
+    Enable 1 and before the system is ACTIVE: the shutdown from INACTIVE (cleanup) still
+    switches every torque off (once, it stayed on: a node stopped at start-up left the
+    servos holding)."""
+    system = HardwareSystem(config(bus.port))
+    assert system.configure() and system.state is LifecycleState.INACTIVE
+    bus.set(1, emu.TORQUE_ENABLE, 1, 1)  # what the interrupted activation had written
+    bus.set(3, emu.TORQUE_ENABLE, 1, 1)
+    system.shutdown()
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [0, 0, 0]
+
+
 def test_corrupted_crc_is_a_communication_failure(bus, hw):
     bus.corrupt(1)
     hw.cycle()

@@ -129,6 +129,10 @@ class SerialBusHardware(HardwareComponent):
         return CallbackReturn.SUCCESS
 
     def on_cleanup(self) -> CallbackReturn:
+        """Torque off (an activation a signal interrupted may have switched it on), then
+        release the port."""
+        if self.port is not None:
+            self._torque_all(0)
         self._close()
         return CallbackReturn.SUCCESS
 

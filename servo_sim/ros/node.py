@@ -219,8 +219,8 @@ class ServoSimNode(Node):
         self._table_next = 0.0  # when the next slice may run
         self.table_timer = self.create_timer(TABLE_PERIOD_S, self._grow_table,
                                               clock=self._steady)
-        self.hw.start()  # a device that does not answer is retried by the cycle
         try:  # a signal from here on: the caller has no node to switch the devices off
+            self.hw.start()  # a device that does not answer is retried by the cycle
             self._publish_joint_states()
             self._publish_clock()
             self._publish_diagnostics()
