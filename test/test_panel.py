@@ -21,6 +21,7 @@ from rcl_interfaces.srv import GetParameters, ListParameters  # noqa: E402
 from servo_sim import msg as servo_msgs  # noqa: E402
 from servo_sim import srv as servo_srvs  # noqa: E402
 from servo_sim.analysis import step_metrics  # noqa: E402
+from servo_sim.identify import read_recording  # noqa: E402
 from servo_sim.panel.qt import QtCore  # noqa: E402
 from servo_sim.panel.widget import ServoPanel  # noqa: E402
 from servo_sim.ros.remote import ServoLink  # noqa: E402
@@ -66,7 +67,7 @@ def test_the_panel_follows_a_namespaced_node_and_the_motor_chosen(start, panel, 
 
 
 def test_a_step_through_the_panel_moves_the_motor_and_its_figures_are_the_librarys(
-        start, panel, qtbot, client):
+        start, panel, qtbot, client, tmp_path):
     start("pb", "--params-file", CONFIG)
     seen: list = []
     client.create_subscription(servo_msgs.ServoState, "/pb/servo_sim/servo_state",
@@ -92,6 +93,14 @@ def test_a_step_through_the_panel_moves_the_motor_and_its_figures_are_the_librar
     assert 0 < metrics.rise_time < 1.0 and math.isfinite(metrics.settling_time)
     assert "rise" in panel.figures.text() and f"{metrics.rise_time:.3f}" in \
         panel.figures.text()
+    # saved as servo-sim identify reads it: the node's samples, as the test got them
+    path = tmp_path / "step.csv"
+    assert panel.save_step(str(path)), panel.status.text()
+    saved = read_recording(path)
+    target = [m.position_command[list(m.name).index("arm")] for m in mine]
+    assert saved.time == pytest.approx(t, abs=1e-8)  # 9 significant digits
+    assert saved.command == pytest.approx(target, rel=1e-8)
+    assert saved.position == pytest.approx(y, rel=1e-8, abs=1e-12)
 
 
 def _t(msg) -> float:

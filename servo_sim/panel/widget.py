@@ -178,6 +178,7 @@ class ServoPanel(QtWidgets.QWidget):
         step.addWidget(self.step_duration)
         step.addWidget(self._button("step", lambda: self.step(self.step_target.value(),
                                                               self.step_duration.value())))
+        step.addWidget(self._button("save_step", self._save_step_as))
         layout.addLayout(step)
         self.figures = QtWidgets.QLabel("rise — overshoot — settling —", objectName="figures")
         layout.addWidget(self.figures)
@@ -319,6 +320,29 @@ class ServoPanel(QtWidgets.QWidget):
             else:
                 self.figures.setText(f"step failed: {answer.message}")
         return self._send(self.link.step(target, duration), done)
+
+    def save_step(self, path: str) -> bool:
+        """Write the last step's samples as a CSV that ``servo-sim identify`` reads (time,
+        command, position); False (said in the status line) when there is none."""
+        from ..identify import write_recording
+
+        recording = self.link.recording
+        if recording is None or not recording.result.done or not recording.samples:
+            self.status.setText("save step: no step recorded yet")
+            return False
+        try:
+            write_recording(path, recording.recording())
+        except OSError as exc:
+            self.status.setText(f"save step: {path}: {exc.strerror or exc}")
+            return False
+        self.status.setText(f"saved the step ({len(recording.samples)} samples) to {path}")
+        return True
+
+    def _save_step_as(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save the step as CSV",
+                                                        "step.csv", "CSV (*.csv)")
+        if path:
+            self.save_step(path)
 
     # ------------------------------------------------------------------ refresh
 

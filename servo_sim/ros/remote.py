@@ -34,6 +34,7 @@ from servo_sim import msg as servo_msgs
 from servo_sim import srv as servo_srvs
 
 from ..analysis import StepMetrics, step_metrics
+from ..identify import Recording
 from ..model import ServoMode, StateFlags, ros_name
 from .messages import flag_names
 
@@ -137,6 +138,12 @@ class StepRecording:
     def metrics(self) -> StepMetrics:
         t, y, effort = self.arrays()
         return step_metrics(t, y, self.start, self.target, force=effort)
+
+    def recording(self) -> Recording:
+        """The step as ``servo-sim identify`` reads it: time from the first sample, the
+        position command in force, the position."""
+        t, y, _ = self.arrays()
+        return Recording(t, np.array([s.target for s in self.samples]), y)
 
 
 class ServoLink:
