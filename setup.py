@@ -29,11 +29,12 @@ setup(
     extras_require={
         "plot": ["matplotlib>=3.6"],
         # the servo panel (servo-sim-panel) without rqt: Qt 5 bindings from PyPI
-        "panel": ["PyQt5>=5.15"],
+        "panel": ["PyQt5>=5.15", "pyqtgraph>=0.13"],
         # pytest < 9: ROS 2 Jazzy's launch_testing plugin uses the py.path hook arguments
         # that pytest 9 removed; lark: launch's parser, for the ROS tests when ROS is sourced
         "test": ["pytest>=7,<9", "hypothesis>=6.80", "ruff>=0.5", "matplotlib>=3.6",
-                 "rosbags>=0.9", "lark>=1.1", "PyQt5>=5.15", "pytest-qt>=4.2"],
+                 "rosbags>=0.9", "lark>=1.1", "PyQt5>=5.15", "pyqtgraph>=0.13",
+                 "pytest-qt>=4.2"],
     },
     entry_points={"console_scripts": [
         "servo-sim = servo_sim.cli:main",

@@ -199,3 +199,63 @@ def test_the_arm_view_lists_the_so101s_six_joints_and_a_click_tunes_one(start, p
                     timeout=WAIT_MS)
     assert panel.motor_box.currentText() == "wrist_flex"
     assert panel.arm.currentRow() == row
+
+
+def _plotted(panel: ServoPanel, name: str, since: float, until: float) -> list[float]:
+    """The plot's ``name`` values of the samples stamped within [since, until]."""
+    x, y = panel.plot.data(name)
+    stamps = x + panel.plot.t0
+    return [float(v) for s, v in zip(stamps, y, strict=True)
+            if since - 1e-9 <= s <= until + 1e-9]
+
+
+def test_the_plot_draws_the_nodes_samples_in_units_and_keeps_a_zoom_or_a_pause(
+        start, panel, qtbot, client):
+    """The plot (pyqtgraph): axes labelled in the motor's units, the series ticked, the
+    node's own samples drawn; a zoom is kept as samples come in; pause freezes it."""
+    start("ph", "--params-file", CONFIG)
+    seen: list = []
+    client.create_subscription(servo_msgs.ServoState, "/ph/servo_sim/servo_state",
+                               seen.append, 1000)
+    _follow(qtbot, panel, "/ph/servo_sim", "arm")
+    plot = panel.plot
+    assert [(r, plot.rows[r].getAxis("left").labelText, plot.units(r)) for r in plot.rows] \
+        == [("angle", "position", "rad"), ("velocity", "velocity", "rad/s"),
+            ("effort", "effort", "N·m")]
+    assert plot.rows["angle"].getAxis("bottom").labelUnits == "s"
+    assert plot.shown() == ["position", "target"] and plot.shown_rows() == ["angle"]
+    plot.boxes["effort"].setChecked(True)
+    assert plot.shown_rows() == ["angle", "effort"] and plot.curves["effort"].isVisible()
+    # the node's samples, as the test got them, are what the plot draws
+    answer = panel.step(0.5, 1.0)
+    client.spin_until(lambda: answer.done, "the step's recording")
+    last = panel.link.recording.samples[-1].t
+    qtbot.waitUntil(lambda: plot.data("position")[0].size
+                    and plot.data("position")[0][-1] + plot.t0 >= last, timeout=WAIT_MS)
+    client.spin_until(lambda: seen and _t(seen[-1]) >= last, "the test's own samples")
+    since = panel.link.recording.t0
+    mine = [m for m in seen if since <= _t(m) <= last]
+    i = list(mine[0].name).index("arm")
+    assert _plotted(panel, "position", since, last) == [m.position[i] for m in mine]
+    assert _plotted(panel, "effort", since, last) == [m.effort[i] for m in mine]
+    # a zoom (as the mouse wheel or a drag makes it) stays while samples come in
+    view = plot.rows["angle"].getViewBox()
+    assert view.state["mouseEnabled"] == [True, True]
+    view.setRange(xRange=(0.2, 0.4), yRange=(0.0, 0.6), padding=0)
+    drawn = plot.data("position")[0][-1]
+    qtbot.waitUntil(lambda: plot.data("position")[0][-1] > drawn + 0.2, timeout=WAIT_MS)
+    assert view.viewRange()[0] == pytest.approx([0.2, 0.4])
+    # paused, it keeps what it shows; resumed, it follows again
+    qtbot.mouseClick(plot.pause_button, QtCore.Qt.LeftButton)
+    assert plot.paused and plot.pause_button.text() == "resume"
+    frozen = plot.data("position")[0][-1]
+    newest = panel.link.samples()[-1].t
+    qtbot.waitUntil(lambda: panel.link.samples()[-1].t > newest + 0.2, timeout=WAIT_MS)
+    assert plot.data("position")[0][-1] == frozen
+    qtbot.mouseClick(plot.pause_button, QtCore.Qt.LeftButton)
+    qtbot.waitUntil(lambda: plot.data("position")[0][-1] > frozen + 0.2, timeout=WAIT_MS)
+    # a linear motor: m, m/s, N
+    panel.select(motor="gripper")
+    qtbot.waitUntil(lambda: plot.linear, timeout=WAIT_MS)
+    assert [plot.units(r) for r in plot.rows] == ["m", "m/s", "N"]
+    assert plot.rows["angle"].getAxis("left").labelUnits == "m"

@@ -80,10 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     try:
+        import pyqtgraph  # noqa: F401 - the plot
+
         from .qt import QtWidgets
-    except ImportError:
-        print("servo-sim-panel: no Qt bindings: pip install PyQt5 (servo_sim's extra "
-              "'panel'), or run it where rqt is installed", file=sys.stderr)
+    except ImportError as exc:
+        print(f"servo-sim-panel: {exc}: pip install PyQt5 pyqtgraph (servo_sim's extra "
+              "'panel'), or run it where rqt and python3-pyqtgraph are installed",
+              file=sys.stderr)
         return 1
     from ..ros.remote import ServoLink
     from .widget import ServoPanel

@@ -10,74 +10,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..ros.remote import TRIGGERS, TUNED_PARAMETERS, Pending, Sample, ServoLink
+from ..ros.remote import TRIGGERS, TUNED_PARAMETERS, Pending, ServoLink
 from .arm import ArmView
-from .qt import QtCore, QtGui, QtWidgets, Signal
+from .plot import Plot
+from .qt import QtCore, QtWidgets, Signal
 
 REFRESH_MS = 50
 #: the slider's span when the motor has neither soft limits nor stops (rad)
 DEFAULT_SPAN = (-math.pi, math.pi)
 SLIDER_STEPS = 1000
-
-
-class Plot(QtWidgets.QWidget):
-    """Position and target (and velocity, effort, each scaled to its own range) over the
-    link's history, drawn with QPainter."""
-
-    SERIES = (("position", "#1f77b4"), ("target", "#d62728"),
-              ("velocity", "#2ca02c"), ("effort", "#9467bd"))
-
-    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.samples: list[Sample] = []
-        self.shown = {"position": True, "target": True, "velocity": False, "effort": False}
-        self.setMinimumSize(360, 180)
-
-    def paintEvent(self, _event: Any) -> None:  # noqa: N802 - Qt's name
-        painter = QtGui.QPainter(self)
-        painter.fillRect(self.rect(), QtGui.QColor("white"))
-        painter.setPen(QtGui.QColor("#888888"))
-        painter.drawRect(self.rect().adjusted(0, 0, -1, -1))
-        samples = self.samples
-        if len(samples) < 2:
-            painter.drawText(self.rect(), QtCore.Qt.AlignCenter, "no data")
-            return
-        t0, t1 = samples[0].t, samples[-1].t
-        span_t = max(t1 - t0, 1e-9)
-        width, height = self.width() - 10, self.height() - 30
-        angle = [v for s in samples for v in (s.position, s.target) if math.isfinite(v)]
-        low, high = min(angle), max(angle)
-        if high - low < 1e-6:
-            low, high = low - 0.5, high + 0.5
-        legend_x = 5  # each shown series' name, left to right
-        for name, colour in self.SERIES:
-            if not self.shown[name]:
-                continue
-            values = [getattr(s, name) for s in samples]
-            lo, hi = (low, high) if name in ("position", "target") else \
-                (min(values), max(values))
-            if hi - lo < 1e-9:
-                lo, hi = lo - 1.0, hi + 1.0
-            painter.setPen(QtGui.QPen(QtGui.QColor(colour), 1.5))
-            path = QtGui.QPainterPath()
-            started = False
-            for s, v in zip(samples, values, strict=True):
-                if not math.isfinite(v):
-                    started = False
-                    continue
-                point = QtCore.QPointF(5 + width * (s.t - t0) / span_t,
-                                       20 + height * (1 - (v - lo) / (hi - lo)))
-                if started:
-                    path.lineTo(point)
-                else:
-                    path.moveTo(point)
-                    started = True
-            painter.drawPath(path)
-            painter.drawText(legend_x, 14, name)
-            legend_x += 90
-        painter.setPen(QtGui.QColor("#444444"))
-        painter.drawText(self.width() - 160, self.height() - 6,
-                         f"{span_t:.1f} s, {low:.3g} … {high:.3g}")
 
 
 class ServoPanel(QtWidgets.QWidget):
@@ -211,6 +152,7 @@ class ServoPanel(QtWidgets.QWidget):
     def _choose(self, motor: str) -> None:
         if motor and motor != self.link.motor:
             self.link.choose(motor)
+            self.plot.restart()
             self.metrics = None
             self.figures.setText("rise — overshoot — settling —")
             self.load_parameters()
@@ -260,7 +202,7 @@ class ServoPanel(QtWidgets.QWidget):
             if answer.ok:
                 self._show_parameters(answer.value, every=True)
         return self._send(self.link.get_parameters(
-            [*TUNED_PARAMETERS, "min_stop", "max_stop"]), loaded)
+            [*TUNED_PARAMETERS, "min_stop", "max_stop", "type"]), loaded)
 
     def _show_parameters(self, values: dict[str, Any], every: bool = False) -> None:
         """The motor's parameter ``values`` into the boxes (``every``: all of them, read
@@ -273,6 +215,8 @@ class ServoPanel(QtWidgets.QWidget):
                 box.setEnabled(isinstance(values.get(name), float))
             if box.isEnabled() and isinstance(values.get(name), float) and not box.hasFocus():
                 box.setValue(values[name])
+        if "type" in values:
+            self.plot.set_linear(values["type"] == "linear")
         self._loaded = dict(values) if every else {**self._loaded, **values}
         self._limits = self._span(self._loaded)
 
@@ -393,8 +337,7 @@ class ServoPanel(QtWidgets.QWidget):
                 fraction = (s.position - low) / (high - low) if high > low else 0.5
                 self.slider.setValue(round(min(max(fraction, 0.0), 1.0) * SLIDER_STEPS))
         self.arm.show_states(self.link.states(), self.link.motor)
-        self.plot.samples = samples
-        self.plot.update()
+        self.plot.show_samples(samples)
         for entry in [e for e in self._pending if e[0].done]:
             self._pending.remove(entry)
             pending, on_done = entry
