@@ -157,8 +157,9 @@ class ModelMotors:
                 continue
             if name.startswith("set_"):
                 getattr(self.motors[servo_id], name)(*args)
-            else:
-                self.sim.set_parameter(f"s{servo_id}", name, list(args))
+            else:  # a parameter: one value, or a list (the gains)
+                self.sim.set_parameter(f"s{servo_id}", name,
+                                       args[0] if len(args) == 1 else list(args))
             applied[name] = args
 
 

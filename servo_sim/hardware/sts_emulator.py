@@ -73,6 +73,7 @@ MODEL_NUMBER, ID, BAUD_RATE, RESPONSE_LEVEL = 3, 5, 6, 8
 MIN_POSITION_LIMIT, MAX_POSITION_LIMIT, MAX_TEMPERATURE, MAX_VOLTAGE, MIN_VOLTAGE = 9, 11, 13, \
     14, 15
 MAX_TORQUE, UNLOADING_CONDITION, P_COEFFICIENT, D_COEFFICIENT, I_COEFFICIENT = 16, 19, 21, 22, 23
+CW_DEAD_ZONE, CCW_DEAD_ZONE = 26, 27
 HOMING_OFFSET, OPERATING_MODE = 31, 33  # STS only
 TORQUE_ENABLE, ACCELERATION, GOAL_POSITION, GOAL_TIME, GOAL_SPEED = 40, 41, 42, 44, 46
 TORQUE_LIMIT, LOCK = 48, 55  # SCS: Lock at 48, no Torque Limit
@@ -90,6 +91,7 @@ STS_TABLE: dict[int, tuple[int, int]] = {
     MAX_TEMPERATURE: (1, 70), MAX_VOLTAGE: (1, 80), MIN_VOLTAGE: (1, 40),
     MAX_TORQUE: (2, 1000), UNLOADING_CONDITION: (1, OVERHEAT | OVERCURRENT | OVERLOAD),
     P_COEFFICIENT: (1, 32), D_COEFFICIENT: (1, 32), I_COEFFICIENT: (1, 0),
+    CW_DEAD_ZONE: (1, 1), CCW_DEAD_ZONE: (1, 1),  # steps (Waveshare ST3215 register map)
     HOMING_OFFSET: (2, 0), OPERATING_MODE: (1, 0), TORQUE_ENABLE: (1, 0),
     ACCELERATION: (1, 0), GOAL_POSITION: (2, 2048), GOAL_TIME: (2, 0), GOAL_SPEED: (2, 0),
     TORQUE_LIMIT: (2, 1000), LOCK: (1, 1), PRESENT_POSITION: (2, 2048),
@@ -245,8 +247,11 @@ class Bus(emulator.EmulatedBus):
             "set_acceleration": (acceleration * ACCELERATION_UNIT * rad_per_tick
                                  if acceleration else -1.0,),
             "set_position": (position,), "set_velocity": (velocity,)}
-        if self.profiled:  # the firmware's P/D/I, in its units
+        if self.profiled:  # the firmware's P/D/I, in its units, and its dead zone (the
+            # model's is one band both ways: the wider of the two registers)
             commands["actuator.gains"] = gains
+            commands["actuator.deadband"] = (max(s.get(CW_DEAD_ZONE, 1),
+                                                 s.get(CCW_DEAD_ZONE, 1)) * rad_per_tick,)
         else:
             commands["set_control_pid"] = (gains[0] / P_PER_GAIN, 0.0, 0.0)
         self.model.apply(i, commands)

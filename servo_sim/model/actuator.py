@@ -18,7 +18,10 @@ bank's step runs exactly as before for motors without them):
   output, which moves under its own load, friction and inertia.
 * **Deadband**: a position error within ``deadband`` drives nothing.
 * **Friction**: Coulomb friction ``friction`` against the output's motion, sticking
-  when the other torques are below it.
+  when the other torques are below it; the gear's ``viscous_friction`` (adds to the
+  joint's damping) and the rotor's ``armature`` (its inertia at the output, adds to the
+  joint's inertia). The datasheet's no-load speed is the output's, friction included:
+  the motor inside runs free that much faster (``ActuatorConfig.motor_inside``).
 * **Firmware control laws** (``control``): the device's own position controller, in
   its units: a velocity/acceleration profile generator (the speed limit and the
   acceleration: Webots' target velocity and acceleration, as the hardware plugins map
@@ -76,11 +79,14 @@ class Actuators:
         self.dt = dt
         envelope = col(lambda a: a.envelope).astype(bool)
         self.any_envelope = bool(envelope.any())
-        # tau = u * drive - slope * w (implicit in w): drive = stall * V / V_rated
-        self.drive = np.where(envelope, col(lambda a: a.stall_torque * a.voltage
-                                            / (a.rated_voltage or 1.0)), np.inf)
-        self.slope = np.where(envelope, col(lambda a: a.stall_torque
-                                            / (a.no_load_speed or 1.0)), 0.0)
+        # tau = u * drive - slope * w (implicit in w): drive = stall * V / V_rated, of
+        # the motor inside the gear (ActuatorConfig.motor_inside: the datasheet's figures
+        # are the output's, the gear's friction included)
+        inside = [a.motor_inside() if a.envelope else (1.0, 1.0) for a in acts]
+        self.drive = np.where(envelope, [stall * a.voltage / (a.rated_voltage or 1.0)
+                                         for (stall, _), a in zip(inside, acts, strict=True)],
+                              np.inf)
+        self.slope = np.where(envelope, [stall / speed for stall, speed in inside], 0.0)
         self.tick = col(lambda a: 2 * math.pi / a.resolution if a.resolution else 0.0)
         self.encoder = self.tick > 0
         self.any_encoder = bool(self.encoder.any())

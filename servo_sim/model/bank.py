@@ -172,6 +172,10 @@ class MotorBank:
         self.static_friction = column(lambda m: m.static_friction)
         self.consumption_factor = column(lambda m: m.consumption_factor)
         self.inertia = column(lambda m: m.inertia)
+        # the gear's own: the rotor's inertia at the output, the viscous friction
+        self.armature = column(lambda m: m.actuator.armature if m.actuator else 0.0)
+        self.gear_damping = column(lambda m: m.actuator.viscous_friction if m.actuator
+                                   else 0.0)
         self.gravity_mass = column(lambda m: m.load.gravity_mass)
         self.gravity_distance = column(lambda m: m.load.gravity_distance)
         self.gravity = column(lambda m: m.load.gravity)
@@ -195,8 +199,9 @@ class MotorBank:
 
         # constants of the step
         dt = self.dt
-        self._inertia_dt = self.inertia / dt
-        self._mass = self._inertia_dt + self.spring_constant * dt + self.damping_constant
+        self._inertia_dt = (self.inertia + self.armature) / dt
+        self._mass = self._inertia_dt + self.spring_constant * dt + self.damping_constant \
+            + self.gear_damping
         self._energy_per_force = self.consumption_factor * dt
         weight = self.gravity_mass * self.gravity
         self._constant_load = self.external_load - np.where(

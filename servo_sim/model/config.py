@@ -220,6 +220,10 @@ class ActuatorConfig:
     * ``backlash``: the gear's dead zone, rad (full width);
     * ``deadband``: position errors smaller than this drive nothing, rad;
     * ``friction``: Coulomb friction of the gear, N*m;
+    * ``viscous_friction``: the gear's viscous friction, N*m*s/rad (adds to the joint's
+      ``damping_constant``);
+    * ``armature``: the rotor's inertia as the output sees it (through the gear ratio),
+      kg*m^2 (adds to the joint's ``inertia``);
     * ``control``: the position control law, with the firmware's ``gains``.
     """
 
@@ -231,6 +235,8 @@ class ActuatorConfig:
     backlash: float = 0.0
     deadband: float = 0.0
     friction: float = 0.0
+    viscous_friction: float = 0.0
+    armature: float = 0.0
     control: str = "webots"
     gains: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
@@ -243,6 +249,19 @@ class ActuatorConfig:
     def voltage(self) -> float:
         """The supply voltage, V (the rated one unless set)."""
         return self.supply_voltage or self.rated_voltage
+
+    def motor_inside(self) -> tuple[float, float]:
+        """The stall torque and no-load speed (at the rated voltage) of the motor inside
+        the gear: the datasheet's stall torque, and a no-load speed at which the output,
+        against the gear's Coulomb and viscous friction, runs free at the datasheet's
+        speed ``w`` (the motor's torque at ``w`` equals ``friction + viscous_friction *
+        w``). ValueError where the friction at ``w`` reaches the stall torque."""
+        stall = self.stall_torque
+        lost = self.friction + self.viscous_friction * self.no_load_speed
+        if lost >= stall:
+            raise ValueError(f"the gear's friction at the no-load speed ({lost:g} N*m) is "
+                             f"not below the stall torque ({stall:g} N*m)")
+        return stall, self.no_load_speed / (1.0 - lost / stall)
 
 
 @dataclass(frozen=True)
@@ -378,7 +397,8 @@ _NESTED_PARSERS: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
         {"stall_torque": _non_negative, "no_load_speed": _non_negative,
          "rated_voltage": _non_negative, "supply_voltage": _non_negative,
          "resolution": _integer(0), "backlash": _non_negative, "deadband": _non_negative,
-         "friction": _non_negative, "control": _choice(*CONTROL_LAWS), "gains": _gains},
+         "friction": _non_negative, "viscous_friction": _non_negative,
+         "armature": _non_negative, "control": _choice(*CONTROL_LAWS), "gains": _gains},
     ),
     "position_sensor": (
         PositionSensorConfig,
@@ -550,6 +570,12 @@ def _check_actuator(m: MotorConfig, a: ActuatorConfig, ctx: _Context) -> None:
         raise ctx.error("the torque-speed envelope needs stall_torque, no_load_speed and "
                         "rated_voltage, each > 0", m.name, f"actuator.{missing}",
                         figures[missing])
+    if len(given) == 3:
+        try:
+            a.motor_inside()
+        except ValueError as exc:
+            raise ctx.error(f"{exc}: the servo could not reach its no-load speed", m.name,
+                            "actuator.friction", a.friction) from None
     if a.supply_voltage and not given:
         raise ctx.error("needs the envelope's rated_voltage, stall_torque and no_load_speed",
                         m.name, "actuator.supply_voltage", a.supply_voltage)

@@ -147,6 +147,9 @@ _FIELD_DOCS = {
     "actuator.backlash": "Gear backlash, rad (the dead zone's full width).",
     "actuator.deadband": "Position errors within this drive nothing, rad.",
     "actuator.friction": "Coulomb friction of the gear, N*m.",
+    "actuator.viscous_friction": "Viscous friction of the gear, N*m*s/rad (adds to "
+                                 "damping_constant).",
+    "actuator.armature": "The rotor's inertia at the output, kg*m^2 (adds to inertia).",
     "actuator.control": "Position control law: webots, or the dynamixel or feetech firmware's.",
     "actuator.gains": "The firmware's position gains [P, I, D], device units.",
 }

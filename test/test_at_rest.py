@@ -1,0 +1,156 @@
+"""Servos at rest as real ones (issue 35): a profiled servo that has reached its goal holds
+still, unloaded and under a constant load, with its velocity 0 and its position where
+the firmware's law, the gear's friction and the dead zone put it.
+
+Expected values are worked out here by hand from the documents' figures (typed below,
+not read from ``profiles.yaml``): a position law whose duty is ``P / full_scale`` per
+encoder tick (Feetech: P / 1000; Dynamixel X: P / 128 / 885) drives the motor inside the
+gear, whose stall torque is the datasheet's, so one tick of error gives
+``k = duty per tick * stall`` N*m. At rest the load ``L``
+is met by ``k * e`` within the friction, ``|k * e - L| <= c``, unless the error is
+within the dead zone (no drive at all): the servo sags ``L / k`` ticks, give or take
+``c / k`` and one tick of encoder rounding. A limit cycle (the STS3215 profiles before
+the gear's friction was in: +-2 ticks and +-0.18 rad/s forever) fails the velocity check.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conftest import cycle_until, cycle_until_settled
+
+from servo_sim.hardware import HardwareSystem, sts_emulator
+from servo_sim.model import Motor, Simulation, parse_config
+
+TICK = 2 * math.pi / 4096
+KGCM = 0.0980665
+G = 9.81
+#: servo -> (stall torque N*m at the rated voltage, P gain, duty per P per tick, gear's
+#: Coulomb friction N*m, dead zone in ticks): stall torques as in test_profiles; P the
+#: factory gains (ROBOTIS e-Manual control tables; LeRobot's STS default 32); duty per
+#: tick of the two laws (servo_sim.model.actuator's table); friction from Rhoban/bam's
+#: fitted m1 parameters (params/<servo>/m1.json; for the X servos
+#: not measured there, the nearest measured servo's, as profiles.yaml says); the STS3215 dead
+#: zone: CW/CCW Dead Zone registers, 1 step each (Waveshare ST3215 register map)
+SERVOS = {
+    "STS3215-7.4V": (19.5 * KGCM, 32, 1 / 1000, 0.052393, 1),
+    "STS3215-12V": (30 * KGCM, 32, 1 / 1000, 0.19587, 1),
+    "XL330-M288-T": (0.52, 400, 1 / 128 / 885, 0.020562, 0),
+    "XL430-W250-T": (1.4, 640, 1 / 128 / 885, 0.020562, 0),   # the XL330's (our choice)
+    "XM430-W350-T": (4.1, 800, 1 / 128 / 885, 0.090387, 0),   # the MX-64's (our choice)
+    "XM540-W270-T": (10.6, 800, 1 / 128 / 885, 0.10352, 0),   # the MX-106's (our choice)
+}
+#: the SO-101's shoulder_lift with the arm straight out (config/so101.yaml's masses and
+#: lever arms: 0.103, 0.104, 0.079, 0.087, 0.012 kg at 0.090, 0.171, 0.234, 0.276, 0.309 m)
+SHOULDER_MASS = 0.103 + 0.104 + 0.079 + 0.087 + 0.012
+SHOULDER_LEVER = (0.103 * 0.090 + 0.104 * 0.171 + 0.079 * 0.234 + 0.087 * 0.276
+                  + 0.012 * 0.309) / SHOULDER_MASS
+GOAL = 0.5
+
+
+def stiffness(name: str) -> float:
+    """N*m per tick of error: the law's duty per tick times the stall torque."""
+    stall, p, per_tick, _, _ = SERVOS[name]
+    return p * per_tick * stall
+
+
+def load_for(name: str) -> float:
+    """The SO-101 shoulder's gravity torque at the goal's angle, or, for a servo too weak
+    to hold it at ease, a third of its stall torque (N*m)."""
+    shoulder = SHOULDER_MASS * G * SHOULDER_LEVER * math.cos(GOAL)
+    return min(shoulder, SERVOS[name][0] / 3)
+
+
+def settle(name: str, torque: float) -> tuple[list[float], list[float]]:
+    """The servo ``name`` with a constant gravity ``torque`` at GOAL (as a mass on a
+    lever horizontal at GOAL), 3 s to the goal and then 1 s watched: positions, speeds."""
+    sim = Simulation(parse_config({"basic_time_step_ms": 1, "motors": [{
+        "name": "m", "servo": name, "inertia": 0.016,
+        "load": {"gravity_mass": SHOULDER_MASS, "gravity_angle": GOAL,
+                 "gravity_distance": torque / (SHOULDER_MASS * G)}}]}))
+    m = sim.motors[0]
+    m.set_position(GOAL)
+    sim.step(3000)
+    positions, speeds = [], []
+    for _ in range(1000):
+        sim.step(1)
+        positions.append(m.position)
+        speeds.append(m.velocity)
+    return positions, speeds
+
+
+@pytest.mark.parametrize("name", sorted(SERVOS))
+@pytest.mark.parametrize("loaded", [False, True], ids=["unloaded", "loaded"])
+def test_a_servo_at_its_goal_holds_still_where_its_law_and_friction_put_it(name, loaded):
+    torque = load_for(name) if loaded else 0.0
+    positions, speeds = settle(name, torque)
+    assert speeds == [0.0] * len(speeds), f"{name} does not come to rest"
+    assert max(positions) == min(positions)
+    k = stiffness(name)
+    _, _, _, friction, dead_zone = SERVOS[name]
+    sag = (GOAL - positions[-1]) / TICK
+    expected = torque / k
+    band = max(friction / k, dead_zone if not loaded else 0.0) + 1.0
+    assert abs(sag - expected) <= band, (name, sag, expected, band)
+
+
+def test_the_sts3215_profiles_sag_under_the_so101_shoulder_as_the_hand_calculation_says():
+    """The figures themselves, for the shoulder load (0.63 N*m at 0.5 rad): 7.4 V,
+    k = 32/1000 * 1.9123 = 0.0612 N*m/tick: 10.3 +- 0.9 ticks."""
+    torque = load_for("STS3215-7.4V")
+    assert torque == pytest.approx(0.385 * G * 0.1903 * math.cos(0.5), rel=1e-3)
+    assert stiffness("STS3215-7.4V") == pytest.approx(0.06119, rel=1e-3)
+    positions, _ = settle("STS3215-7.4V", torque)
+    assert (GOAL - positions[-1]) / TICK == pytest.approx(10.3, abs=0.9 + 1.0)
+
+
+def test_the_emulated_sts3215_reads_speed_0_and_a_still_position_at_rest():
+    """What LeRobot saw: one second after the goal, Present_Speed alternated +-183
+    steps/s and the position +-2 ticks, forever. Through the feetech plugin (the vendor's
+    SDK) on the emulated bus, watched for 1 s of the servo's own time."""
+    with sts_emulator.EmulatorProcess([1], realtime=True, servo="STS3215-7.4V") as bus:
+        position, seen = _rest_on_emulator(bus)
+    assert seen == {(position, 0)}
+    assert abs(position - (2048 + GOAL / TICK)) <= 2  # the dead zone and the rounding
+
+
+def _rest_on_emulator(bus) -> tuple[int, set[tuple[int, int]]]:
+    """Move the emulated servo 1 to GOAL through the feetech plugin, wait until its
+    position holds for 0.3 s of its own time, then watch it for 1 s: the position it
+    settled at, and every (position, speed) read meanwhile."""
+    system = HardwareSystem(parse_config({
+        "basic_time_step_ms": 8,
+        "hardware": {"plugin": "feetech", "port": bus.port, "j": {"id": 1}},
+        "motors": [{"name": "j", "min_position": -3.0, "max_position": 3.0}]}))
+    try:
+        assert system.start(), system.component.reason
+        system.command("j", Motor.set_position, GOAL)
+        position = cycle_until_settled(
+            system, bus, lambda: bus.get(1, sts_emulator.PRESENT_POSITION, 2), hold_s=0.3)
+        seen: set[tuple[int, int]] = set()
+        start = bus.time()
+
+        def watched() -> bool:
+            seen.add((bus.get(1, sts_emulator.PRESENT_POSITION, 2),
+                      bus.get(1, sts_emulator.PRESENT_SPEED, 2)))
+            return bus.time() - start >= 1.0
+
+        cycle_until(system, watched, "1 s of the servo's time")
+    finally:
+        system.shutdown()
+    return position, seen
+
+
+def test_the_emulated_dead_zone_registers_start_at_the_factory_values_and_act():
+    """CW/CCW Dead Zone (26/27) read 1 step as shipped; written wider, the servo stops
+    once the error is within them (and stays put)."""
+    with sts_emulator.EmulatorProcess([1], realtime=True, servo="STS3215-7.4V") as bus:
+        assert [bus.get(1, a, 1) for a in (sts_emulator.CW_DEAD_ZONE,
+                                           sts_emulator.CCW_DEAD_ZONE)] == [1, 1]
+        for address in (sts_emulator.CW_DEAD_ZONE, sts_emulator.CCW_DEAD_ZONE):
+            bus.set(1, address, 1, 20)
+        position, seen = _rest_on_emulator(bus)
+    assert seen == {(position, 0)}
+    error = 2048 + GOAL / TICK - position
+    assert 0 <= error <= 21, error
