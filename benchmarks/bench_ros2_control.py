@@ -2,7 +2,8 @@
 """Benchmark of servo_sim under ros2_control: ``ros2 launch servo_sim ros2_control.launch.py
 update_rate:=R`` (the node steps at the same rate) for each rate, measured from outside
 as a controls engineer would. Needs a sourced ROS 2 with ros2_control, ros2_controllers,
-topic_based_ros2_control and servo_sim colcon-built.
+joint_state_topic_hardware_interface (or topic_based_ros2_control: the launch file uses
+the one installed) and servo_sim colcon-built.
 
 Per update rate, in one run:
 

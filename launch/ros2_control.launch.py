@@ -7,13 +7,15 @@ simulates a real-servo config, ``hardware:=feetech port:=/dev/ttyACM0`` drives t
 Starts the servo_sim node (its motors configured by ``config`` and by the URDF's
 ``<limit>`` tags, through its ``robot_description`` parameter), robot_state_publisher,
 ros2_control's ``controller_manager`` with the URDF's ``<ros2_control>`` block
-(``topic_based_ros2_control/TopicBasedSystem`` talking to the node), and the spawners
+(``joint_state_topic_hardware_interface/JointStateTopicSystem`` talking to the node;
+where only its predecessor ``topic_based_ros2_control`` is installed, that one, said in
+one log line), and the spawners
 of joint_state_broadcaster and of the controllers (``controller`` active, the other
 loaded inactive).
 
 The node's ``joint_states`` and ``joint_commands`` are remapped under ``/servo_sim``:
 joint_state_broadcaster owns ``/joint_states``, and a second publisher there would
-feed the TopicBasedSystem its own broadcast.
+feed the topic system its own broadcast.
 
 Timing: the node steps once per controller update (``update_rate`` sets both the
 controller_manager's rate and the node's ``basic_time_step_ms`` = 1000 / rate) and
@@ -22,17 +24,19 @@ each update reads the state of a recent step. With ``use_sim_time:=true`` the no
 publishes ``/clock`` and every node here follows it: pausing the node pauses the
 controllers, and ``real_time_factor`` speeds everything up or slows it down together.
 
-Needs ros2_control, ros2_controllers and topic_based_ros2_control installed.
+Needs ros2_control, ros2_controllers and joint_state_topic_hardware_interface (or
+topic_based_ros2_control) installed.
 """
 
 from pathlib import Path
 
-from ament_index_python.packages import get_package_share_directory
+from ament_index_python.packages import get_package_share_directory, get_packages_with_prefixes
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from servo_sim.ros import topic_system
 from servo_sim.ros.launch_args import USE_SIM_TIME, flag, number
 
 SHARE = Path(get_package_share_directory("servo_sim"))
@@ -50,7 +54,9 @@ ARGUMENTS = (
      "so101)."),
     ("urdf", "",
      "URDF with the joints (their <limit> tags configure the motors) and a <ros2_control> "
-     "block using topic_based_ros2_control/TopicBasedSystem; empty: the robot's."),
+     "block using joint_state_topic_hardware_interface/JointStateTopicSystem (or "
+     "topic_based_ros2_control/TopicBasedSystem: the one installed is used); empty: the "
+     "robot's."),
     ("config", "",
      "ROS parameters file with the motors (the servo_sim config format); empty: the "
      "robot's."),
@@ -78,11 +84,13 @@ ARGUMENTS = (
      "states up again (README: when the node goes away)."),
     ("log_level", "info", "Log level of servo_sim: debug, info, warn, error or fatal."),
 )
-#: joint_states rate / update rate. topic_based_ros2_control takes one message per read
-#: from a queue of 5 (SensorDataQoS): at equal rates a backlog that never drains builds
-#: up and the controllers read states 3 to 4 cycles old (30 ms at 125 Hz, measured by
-#: benchmarks/bench_ros2_control.py). 2 % slower, one read in 50 finds no new message
-#: and the backlog drains: 7 ms.
+#: joint_states rate / update rate. The predecessor topic_based_ros2_control takes one
+#: message per read from a queue of 5 (SensorDataQoS): at equal rates a backlog that
+#: never drains builds up and the controllers read states 3 to 4 cycles old (30 ms at
+#: 125 Hz, measured by benchmarks/bench_ros2_control.py). 2 % slower, one read in 50
+#: finds no new message and the backlog drains: 7 ms. The maintained
+#: JointStateTopicSystem keeps the latest message from its subscription's callback, so
+#: the ratio costs it nothing.
 JOINT_STATES_RATIO = 0.98
 #: Seconds before a node that exited is started again (respawn:=true).
 RESPAWN_DELAY_S = 2.0
@@ -109,13 +117,15 @@ def _nodes(context):
     def arg(name: str) -> str:
         return LaunchConfiguration(name).perform(context)
 
+    packages = get_packages_with_prefixes()
     robot = arg("robot")
     if robot not in ROBOTS:
         raise ValueError(f"robot:={robot!r}: must be one of {', '.join(ROBOTS)}")
     urdf_file, config_file, controllers_file = (
         arg(name) or str(SHARE / "config" / default)
         for name, default in zip(("urdf", "config", "controllers"), ROBOTS[robot], strict=True))
-    urdf = Path(urdf_file).read_text()
+    plugin, note = topic_system.choose(lambda package: package in packages)
+    urdf = topic_system.with_plugin(Path(urdf_file).read_text(), plugin)
     active = arg("controller")
     if active not in CONTROLLERS:
         raise ValueError(f"controller:={active!r}: must be one of {', '.join(CONTROLLERS)}")
@@ -136,6 +146,7 @@ def _nodes(context):
                                   else ["--inactive"])])
                 for name in ("joint_state_broadcaster", *CONTROLLERS)]
     return [
+        *([LogInfo(msg=note)] if note else []),
         Node(package="servo_sim", executable="servo_sim_node", name="servo_sim",
              output="screen", emulate_tty=True, remappings=REMAPPINGS,
              parameters=[config_file, node_parameters],

@@ -43,7 +43,7 @@ _GATES = {
                                      "venv"),
     "ros2_control": ("controller_manager",
                      "ros2_control is not on PyPI: source a ROS 2 installation with "
-                     "ros2_control, ros2_controllers and topic_based_ros2_control "
+                     "ros2_control, ros2_controllers and joint_state_topic_hardware_interface "
                      "(/opt/ros/<distro>/setup.bash) and colcon build servo_sim"),
     "rqt": ("rqt_gui", "rqt is not on PyPI: source a ROS 2 installation with rqt and its "
                        "plugins (/opt/ros/<distro>/setup.bash) and colcon build servo_sim, "

@@ -18,16 +18,23 @@ require_ros("controller_manager", "control_msgs.action", "controller_manager_msg
             need="ros2_control")
 pytestmark = [pytest.mark.ros_launch, pytest.mark.ros2_control]
 try:
-    from ament_index_python.packages import get_package_share_directory
+    from ament_index_python.packages import (
+        get_package_share_directory,
+        get_packages_with_prefixes,
+    )
+
+    from servo_sim.ros import topic_system
 
     LAUNCH_FILE = Path(get_package_share_directory("servo_sim"), "launch",
                        "ros2_control.launch.py")
-    for package in ("topic_based_ros2_control", "joint_trajectory_controller",
-                    "forward_command_controller", "joint_state_broadcaster"):
+    for package in ("joint_trajectory_controller", "forward_command_controller",
+                    "joint_state_broadcaster"):
         get_package_share_directory(package)
-except LookupError as exc:  # controller_manager is there, so the stack must be whole
+    # the launch file picks the topic system installed, and says so if it is the old one
+    TOPIC_PLUGIN = topic_system.choose(lambda p: p in get_packages_with_prefixes())[0]
+except (LookupError, ValueError) as exc:  # controller_manager is there: the stack is whole
     pytest.fail(f"not in the ament index: {exc} (colcon build servo_sim, install "
-                "ros2_controllers and topic_based_ros2_control)", pytrace=False)
+                "ros2_controllers and joint_state_topic_hardware_interface)", pytrace=False)
 
 import launch_testing  # noqa: E402
 import launch_testing.actions  # noqa: E402

@@ -10,6 +10,7 @@ import yaml
 from servo_sim.model import ConfigError, load_config, parse_config
 from servo_sim.model.config import ros_name, to_dict
 from servo_sim.model.urdf import apply_urdf, joint_limits, ros2_control_joints
+from servo_sim.ros import topic_system
 
 ROOT = Path(__file__).resolve().parents[1]
 URDF = (ROOT / "config" / "servo_sim.urdf").read_text()
@@ -61,7 +62,7 @@ def test_the_topic_based_system_is_wired_to_the_launch_remappings(urdf, config, 
     import xml.etree.ElementTree as ET
 
     hardware = ET.fromstring(urdf.read_text()).find("ros2_control/hardware")
-    assert hardware.findtext("plugin") == "topic_based_ros2_control/TopicBasedSystem"
+    assert hardware.findtext("plugin") == topic_system.MAINTAINED[1]
     params = {p.get("name"): p.text for p in hardware.iter("param")}
     launch = (ROOT / "launch" / "ros2_control.launch.py").read_text()
     for key, topic in (("joint_commands_topic", "joint_commands"),
@@ -123,3 +124,40 @@ def test_bad_urdf_fails_with_one_message(urdf, message):
 def test_motors_without_a_joint_keep_their_config():
     config = parse_config({"motors": [{"name": "wrist", "max_velocity": 3.0}]})
     assert apply_urdf(config, URDF) == config
+
+
+TOPIC_URDF = """<robot name="r"><ros2_control name="r" type="system"><hardware>
+  <plugin>{}</plugin>
+  <param name="joint_states_topic">/servo_sim/joint_states</param>
+</hardware></ros2_control></robot>"""
+
+
+def test_the_launch_uses_the_maintained_topic_system_where_it_is_installed():
+    plugin, note = topic_system.choose({"joint_state_topic_hardware_interface",
+                                        "topic_based_ros2_control"}.__contains__)
+    assert plugin == "joint_state_topic_hardware_interface/JointStateTopicSystem"
+    assert note == ""
+    old = TOPIC_URDF.format("topic_based_ros2_control/TopicBasedSystem")
+    assert topic_system.with_plugin(old, plugin) == TOPIC_URDF.format(plugin)
+
+
+def test_where_only_the_old_topic_system_is_installed_the_launch_says_so_and_uses_it():
+    plugin, note = topic_system.choose({"topic_based_ros2_control"}.__contains__)
+    assert plugin == "topic_based_ros2_control/TopicBasedSystem"
+    assert "joint_state_topic_hardware_interface is not installed" in note
+    assert "\n" not in note
+    new = TOPIC_URDF.format("joint_state_topic_hardware_interface/JointStateTopicSystem")
+    assert topic_system.with_plugin(new, plugin) == TOPIC_URDF.format(plugin)
+
+
+def test_with_neither_topic_system_installed_one_error_names_both_packages():
+    with pytest.raises(ValueError) as error:
+        topic_system.choose(set().__contains__)
+    message = str(error.value)
+    assert "joint_state_topic_hardware_interface" in message
+    assert "topic_based_ros2_control" in message and "\n" not in message
+
+
+def test_another_hardware_plugin_in_the_urdf_is_left_alone():
+    mine = TOPIC_URDF.format("my_robot_driver/MySystem")
+    assert topic_system.with_plugin(mine, topic_system.MAINTAINED[1]) == mine
