@@ -59,9 +59,22 @@ def _file(parameter_file) -> Path:
     return Path(parameter_file.evaluate(LaunchContext()))
 
 
-def test_ros2_control_launch_file_describes_the_stack():
+def _installed(monkeypatch, prefix: Path, *packages: str, only: bool = False) -> None:
+    """An ament prefix at ``prefix`` with ``packages`` registered (nothing else in them):
+    in front of the environment's prefixes, or (``only``) alone."""
+    index = prefix / "share" / "ament_index" / "resource_index" / "packages"
+    index.mkdir(parents=True, exist_ok=True)
+    for package in packages:
+        (index / package).touch()
+    rest = "" if only else os.environ.get("AMENT_PREFIX_PATH", "")
+    monkeypatch.setenv("AMENT_PREFIX_PATH", os.pathsep.join(filter(None, [str(prefix), rest])))
+
+
+def test_ros2_control_launch_file_describes_the_stack(monkeypatch, tmp_path):
     require_ros("launch_ros", need="ros_launch")
     arguments, nodes_with = described("ros2_control.launch.py")
+    # the maintained topic system, as a distribution installs it today
+    _installed(monkeypatch, tmp_path, "joint_state_topic_hardware_interface")
     assert [a.name for a in arguments] == ["robot", "urdf", "config", "controllers",
                                            "controller", "update_rate", "use_sim_time",
                                            "real_time_factor", "hardware", "port", "respawn",
@@ -92,6 +105,8 @@ def test_ros2_control_launch_file_describes_the_stack():
     assert yaml.safe_load(given["hardware.plugin"]) == "sim"
     assert yaml.safe_load(given["hardware.port"]) == "/dev/pts/9"
     assert "shoulder_pan" in given["robot_description"]
+    assert "<plugin>joint_state_topic_hardware_interface/JointStateTopicSystem</plugin>" \
+        in given["robot_description"]
     assert _file(manager._Node__parameters[0]).name == "so101_controllers.yaml"
     executables = [(n.node_package, n.node_executable) for n in nodes]
     assert executables[:3] == [("servo_sim", "servo_sim_node"),
@@ -107,6 +122,31 @@ def test_ros2_control_launch_file_describes_the_stack():
                                        "forward_position_controller",
                                        "joint_trajectory_controller"]
     assert ["--inactive" in a for a in spawned] == [False, True, False]
+
+
+def test_the_ros2_control_launch_falls_back_to_the_old_topic_system_and_says_so(
+        monkeypatch, tmp_path):
+    """Only topic_based_ros2_control installed: its plugin, and one log line; neither:
+    one error naming both packages."""
+    require_ros("launch_ros", need="ros_launch")
+    from launch.actions import LogInfo
+
+    _, nodes_with = described("ros2_control.launch.py")
+    _installed(monkeypatch, tmp_path / "old", "topic_based_ros2_control", only=True)
+    entities = nodes_with()
+    note = entities[0]
+    assert isinstance(note, LogInfo)
+    text = "".join(s.perform(None) for s in note.msg)
+    assert "joint_state_topic_hardware_interface is not installed" in text
+    assert "topic_based_ros2_control/TopicBasedSystem" in text
+    node = entities[1]
+    description = _plain(node._Node__parameters[1])["robot_description"]
+    assert "<plugin>topic_based_ros2_control/TopicBasedSystem</plugin>" in description
+    assert "JointStateTopicSystem" not in description
+    _installed(monkeypatch, tmp_path / "none", only=True)
+    with pytest.raises(ValueError, match=r"neither joint_state_topic_hardware_interface .* "
+                                         r"nor topic_based_ros2_control"):
+        nodes_with()
 
 
 def test_servo_sim_launch_file_has_one_time_base_and_checks_its_arguments():
