@@ -78,24 +78,34 @@ def test_ctrl_c_ends_the_whole_stack(stack):
 
 
 def test_sim_time_real_time_factor_and_pause(stack):
-    _, client = stack("use_sim_time:=true", "real_time_factor:=2.0")
-    # real_time_factor 2: a trajectory of 2 simulated seconds takes about 1 s of wall time
-    clock_before = len(client.clock)
-    status, result, wall = client.follow([(2.0, [0.5, 0.02])])
+    # real_time_factor 0.5: a simulated second takes two of wall time, a pace a loaded
+    # machine keeps too (2.0 slips there: the node says so and simulated time falls behind)
+    _, client = stack("use_sim_time:=true", "real_time_factor:=0.5")
+    # the stack is ready when the broadcaster's /joint_states flow; /clock may reach this
+    # client a little later (its reader matched after the stack's own): wait for it here
+    count = len(client.clock)
+    client.spin_until(lambda: len(client.clock) > count + 2, "/clock")
+    handle = client.send([(1.0, [0.5, 0.02])])
+    w0, s0 = client.clock[-1]  # the last /clock before the goal was accepted
+    status, result = client.result(handle)
     assert status == SUCCEEDED, result.error_string
-    assert 0.9 < wall < 1.6, wall
-    (w0, s0), (w1, s1) = client.clock[clock_before], client.clock[-1]
-    assert (s1 - s0) / (w1 - w0) == pytest.approx(2.0, rel=0.15)
+    w1, s1 = client.clock[-1]
+    # the trajectory took its simulated second: the controller reports success at its end
+    # or within goal_time (1 s) after it, once the joints are within the goal tolerance;
+    # 0.1 s for the /clock messages this client had not yet taken when the result came
+    assert s1 - s0 >= 1.0 - 0.1, (s0, s1)
+    # paced at half the wall clock
+    assert (s1 - s0) / (w1 - w0) == pytest.approx(0.5, rel=0.15)
     client.wait_positions([0.5, 0.02], TOLERANCE, timeout=2.0)
 
     # pausing the node stops /clock, so the controllers' time stops with the motors
-    handle = client.send([(2.0, [-0.5, 0.0])])
+    handle = client.send([(1.0, [-0.5, 0.0])])
     client.spin_until(lambda: client.positions()["arm"] < 0.3, "the arm on its way")
     assert client.call(Trigger, "/servo_sim/pause", Trigger.Request()).success
     client.spin_for(0.3)  # what was in flight
     paused_at, clock_at = client.positions(), client.clock[-1][1]
     result_future = handle.get_result_async()
-    client.spin_for(2.0)  # longer than what was left of the trajectory
+    client.spin_for(2.5)  # longer than what was left of the trajectory (1 s at 0.5)
     assert not result_future.done(), "the trajectory went on while the node was paused"
     assert client.clock[-1][1] == clock_at
     assert client.positions() == paused_at
