@@ -43,12 +43,12 @@ def stack(tmp_path):
     """start(*launch arguments) -> (LaunchProcess, StackClient), both ended afterwards."""
     started = []
 
-    def start(*arguments: str, joints=("arm", "gripper")):
+    def start(*arguments: str, joints=("arm", "gripper"), active=JTC):
         launch = LaunchProcess(tmp_path / f"launch{len(started)}.log", *arguments)
         client = StackClient(joints)
         started.append((launch, client))
         try:
-            client.wait_ready(JTC, running=lambda: launch.proc.poll() is None)
+            client.wait_ready(active, running=lambda: launch.proc.poll() is None)
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n{launch.output[-4000:]}") from None
         return launch, client
@@ -183,3 +183,55 @@ def test_the_so101_arm_on_feetech_servos_follows_a_trajectory(stack):
         assert launch.interrupt() < CTRL_C_LIMIT_S
         assert [bus.get(i, sts.TORQUE_ENABLE, 1) for i in range(1, 7)] == [0] * 6, \
             launch.output
+
+
+MIXED_CONFIG = """/**/servo_sim:
+  ros__parameters:
+    motors: [arm, wheel, finger, press]
+    finger: {type: linear, position: 0.01}
+"""
+MIXED_CONTROLLERS = """controller_manager:
+  ros__parameters:
+    joint_state_broadcaster: {type: joint_state_broadcaster/JointStateBroadcaster}
+    forward_position_controller: {type: forward_command_controller/ForwardCommandController}
+    joint_trajectory_controller:
+      type: joint_trajectory_controller/JointTrajectoryController
+forward_position_controller:
+  ros__parameters: {joints: [wheel], interface_name: velocity}
+joint_trajectory_controller:
+  ros__parameters:
+    joints: [arm, finger]
+    command_interfaces: [position]
+    state_interfaces: [position]
+"""
+
+
+def test_a_velocity_only_joint_and_a_mimic_joint_through_the_topic_system(stack, tmp_path):
+    """Issue 34: the maintained plugin's velocity-only commands and mimic joints. A wheel
+    with only a velocity command interface, driven by a forward velocity controller,
+    turns at the commanded speed (the plugin sends it in a velocity array of its own
+    beside the NaN positions of the other joints); the mimic joint's state in
+    /joint_states is the mimicked finger's times its multiplier (-1), with no motor."""
+    from test_joint_commands import URDF
+
+    files = {"urdf": URDF, "config": MIXED_CONFIG, "controllers": MIXED_CONTROLLERS}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    _, client = stack(*(f"{name}:={tmp_path / name}" for name in files),
+                      "controller:=forward_position_controller",
+                      joints=("wheel",), active="forward_position_controller")
+
+    def joint(name: str, field: str = "position") -> float:
+        msg = client.states[-1][1]
+        return getattr(msg, field)[list(msg.name).index(name)]
+
+    assert joint("finger") == pytest.approx(0.01, abs=1e-6)
+    assert joint("finger_mimic") == pytest.approx(-0.01, abs=1e-6)
+    client.command([-2.0])
+    client.spin_until(lambda: joint("wheel", "velocity") == pytest.approx(-2.0, abs=0.01),
+                      "the wheel at -2 rad/s")
+    start = joint("wheel")
+    client.spin_until(lambda: joint("wheel") < start - 1.0, "the wheel turning on")
+    # the other joints were not commanded (NaN in the plugin's position array)
+    assert joint("arm") == pytest.approx(0.0, abs=0.01)
+    assert joint("finger_mimic") == pytest.approx(-joint("finger"), abs=1e-9)

@@ -363,6 +363,46 @@ def test_joint_commands_drive_the_motors(h):
     assert arm.get_velocity() == 0.5
 
 
+def test_the_maintained_topic_systems_compact_commands_reach_each_joint(executor_kind):
+    """Issue 34: joint_state_topic_hardware_interface names every joint of its
+    <ros2_control> block and fills each array with only the joints that have that command
+    interface (velocity-only, effort-only, a mimic joint with none); the node reads them
+    by the robot_description's interfaces. A message that does not fit changes nothing and
+    is said in one warning naming the array and the joints."""
+    from test_joint_commands import URDF
+
+    base = {"basic_time_step_ms": 8, "motors": ["arm", "wheel", "finger", "press"],
+            "finger.type": "linear", "start_paused": True}
+    h = Harness(base=base, robot_description=URDF, executor_kind=executor_kind)
+    try:
+        logs = h.listen("/rosout", Log)
+        pub = h.client.create_publisher(JointState, "/joint_commands", 10)
+        h.wait_for(lambda: h.node.count_publishers("/joint_commands") >= 1, "discovery")
+        sim = h.node.sim
+        arm, wheel, finger = sim.motor("arm"), sim.motor("wheel"), sim.motor("finger")
+        # what the plugin's write() sends for arm 0.7, wheel -2, finger 0.01, press 3 N·m
+        pub.publish(JointState(name=["arm", "finger_mimic", "wheel", "finger", "press"],
+                               position=[0.7, 0.01], velocity=[-2.0], effort=[3.0]))
+        h.wait_for(lambda: sim.bank.applied_force[3] == 3.0, "the effort command")
+        assert arm.get_target_position() == 0.7 and finger.get_target_position() == 0.01
+        assert math.isinf(wheel.get_target_position()) and wheel.get_velocity() == -2.0
+        # a position array one short: refused whole, said once, nothing changed
+        pub.publish(JointState(name=["arm", "finger_mimic", "wheel", "finger", "press"],
+                               position=[0.2], velocity=[1.0], effort=[1.0]))
+        pub.publish(JointState(name=["ghost"], position=[1.0]))  # after it, in order
+        h.wait_for(lambda: any("'ghost'" in m.msg for m in logs), "the unknown joint")
+        said = [m.msg for m in logs if m.level == Log.WARN]
+        assert [m for m in said if "position value(s)" in m] == [
+            "joint_commands: 1 position value(s) for 5 joints, of which 2 have a position "
+            "command interface in the robot_description (arm, finger); the message is "
+            "ignored"]
+        assert not [m for m in said if "finger_mimic" in m], said  # named, no value: silent
+        assert (arm.get_target_position(), wheel.get_velocity()) == (0.7, -2.0)
+        assert sim.bank.applied_force[3] == 3.0
+    finally:
+        h.close()
+
+
 def test_a_passive_joint_is_in_joint_states_and_refuses_commands(executor_kind):
     """Issue 20: a joint without a motor (passive: true) publishes its position in
     /joint_states like any joint, moved by its spring only (the SPEC §2.2 step by hand);

@@ -45,7 +45,7 @@ from ..hardware import HardwareSystem
 from ..hardware.system import CommandRefusedError
 from ..model import ConfigError, Motor, load_config, ros_name
 from ..model.safety import Move, commands
-from ..model.urdf import apply_urdf
+from ..model.urdf import apply_urdf, ros2_control_joints
 from ..pacing import Pacer
 from ..resources import default_config_path
 from .interface import (
@@ -58,6 +58,7 @@ from .interface import (
     MotorTrigger,
     default_force_topic,
 )
+from .joint_commands import per_joint
 from .messages import descriptor, diagnostics, flag_names, stamp
 from .params import (
     NODE_SPECS,
@@ -188,6 +189,9 @@ class ServoSimNode(Node):
         self._action_servers: list[ActionServer] = []
         self._outputs: dict[str, Any] = {}
         self._clock_msg = ClockMsg()
+        urdf = self._settings["robot_description"]  # how a compact joint_commands reads
+        self._command_interfaces = {name: joint["command"] for name, joint in
+                                    ros2_control_joints(urdf).items()} if urdf else None
         for ep in NODE_ENDPOINTS:
             kind = _ENDPOINT_TYPES[ep.type]
             if ep.kind == "service":
@@ -523,17 +527,22 @@ class ServoSimNode(Node):
         return response
 
     def on_joint_commands(self, msg: JointState) -> None:
-        """ros2_control's topic-based interface: position, else velocity, else effort."""
-        for k, name in enumerate(msg.name):
+        """ros2_control's topic systems (see joint_commands): position, else velocity,
+        else effort."""
+        try:
+            commands = per_joint(msg.name, (msg.position, msg.velocity, msg.effort),
+                                 self._command_interfaces)
+        except ValueError as exc:
+            self.get_logger().warning(str(exc), throttle_duration_sec=5.0)
+            return
+        for name, (position, velocity, effort) in commands.items():
             motor_name = self._joint_names.get(name)
             if motor_name is None:
-                self.get_logger().warning(f"joint_commands: unknown joint {name!r}",
-                                          throttle_duration_sec=5.0)
+                if (position, velocity, effort) != (None, None, None):  # not a mimic joint
+                    self.get_logger().warning(f"joint_commands: unknown joint {name!r}",
+                                              throttle_duration_sec=5.0)
                 continue
             command = partial(self.hw.command, motor_name)
-            position, velocity, effort = (
-                values[k] if k < len(values) and not math.isnan(values[k]) else None
-                for values in (msg.position, msg.velocity, msg.effort))
             try:
                 if position is not None:
                     command(Motor.set_position, position)
