@@ -16,7 +16,11 @@ from servo_sim.ros.joint_commands import KINDS, per_joint
 
 NAN = math.nan
 #: a robot with each kind of joint the plugin's changelog lists: position, velocity-only
-#: and effort-only commands and a mimic joint (also test_ros_node's)
+#: and effort-only commands and a mimic joint (also test_ros_node's and the stack test's;
+#: the plugin's read() sets every state the node's joint_states carry, position, velocity
+#: and effort, and its write() compares each command with the state of its name: each
+#: joint the node drives has all three)
+STATES = "".join(f'<state_interface name="{k}"/>' for k in ("position", "velocity", "effort"))
 URDF = """<robot name="r"><link name="base"/><link name="l1"/><link name="l2"/><link name="l3"/>
   <link name="l4"/><link name="l5"/>
   <joint name="arm" type="revolute"><parent link="base"/><child link="l1"/>
@@ -34,15 +38,13 @@ URDF = """<robot name="r"><link name="base"/><link name="l1"/><link name="l2"/><
     <plugin>joint_state_topic_hardware_interface/JointStateTopicSystem</plugin>
     <param name="joint_commands_topic">/servo_sim/joint_commands</param>
     <param name="joint_states_topic">/servo_sim/joint_states</param></hardware>
-  <joint name="arm"><command_interface name="position"/><state_interface name="position"/></joint>
+  <joint name="arm"><command_interface name="position"/>{states}</joint>
   <joint name="finger_mimic"><param name="mimic">finger</param><param name="multiplier">-1</param>
     <state_interface name="position"/></joint>
-  <joint name="wheel"><command_interface name="velocity"/><state_interface name="position"/>
-    <state_interface name="velocity"/></joint>
-  <joint name="finger"><command_interface name="position"/>
-    <state_interface name="position"/></joint>
-  <joint name="press"><command_interface name="effort"/><state_interface name="position"/></joint>
-</ros2_control></robot>"""
+  <joint name="wheel"><command_interface name="velocity"/>{states}</joint>
+  <joint name="finger"><command_interface name="position"/>{states}</joint>
+  <joint name="press"><command_interface name="effort"/>{states}</joint>
+</ros2_control></robot>""".replace("{states}", STATES)
 INTERFACES = {name: joint["command"] for name, joint in ros2_control_joints(URDF).items()}
 
 
