@@ -111,6 +111,34 @@ def test_the_documented_backlash_shows_as_that_dead_zone_on_a_reversal():
     assert before_ref - before == pytest.approx(gap / 2, abs=step)
 
 
+@pytest.mark.parametrize("config, urdf, name", [
+    ("so101.yaml", "so101.urdf", "STS3215-7.4V"),
+    ("dynamixel.yaml", "dynamixel.urdf", "XM430-W350-T")])
+def test_the_shipped_configs_take_their_servos_figures_from_the_datasheets(config, urdf, name):
+    """Issue 35: one figure per servo: every motor of the shipped config is its servo's
+    profile, with the datasheet's no-load speed (the SO-101's file said 4.71 rad/s,
+    0.222 s/60 deg, which is the 12 V servo's) in the config and in the URDF's limits,
+    and a torque at most the stall torque (the SO-101's the stall torque itself, the
+    pan-tilt's the 3 N·m Current Limit it chooses)."""
+    from pathlib import Path
+
+    from servo_sim.model import load_config
+    from servo_sim.model.urdf import joint_limits
+
+    root = Path(__file__).resolve().parents[1] / "config"
+    stall, speed = DATASHEET[name]
+    limits = joint_limits((root / urdf).read_text())
+    for motor in load_config(root / config).motors:
+        assert motor.servo == name, motor.name
+        assert motor.actuator is not None and motor.actuator.control != "webots"
+        assert motor.max_velocity == pytest.approx(speed, rel=0.001), motor.name
+        assert limits[motor.name]["max_velocity"] == motor.max_velocity
+        assert motor.max_force <= stall * 1.001
+    if name.startswith("STS"):
+        for motor in load_config(root / config).motors:
+            assert motor.max_force == pytest.approx(stall, rel=0.001), motor.name
+
+
 def test_a_motors_own_fields_override_its_profile_key_by_key():
     sim = servo("XM430-W350-T", max_torque=2.0, actuator={"supply_voltage": 11.1})
     m = sim.config.motors[0]
