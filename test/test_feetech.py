@@ -12,6 +12,8 @@ import json
 import logging
 import math
 import re
+import subprocess
+import sys
 
 import pytest
 import scservo_sdk as scs
@@ -74,6 +76,53 @@ def test_checksums_of_the_manuals_examples():
 def test_sign_magnitude_matches_the_sdk(value):
     assert emu.to_sign_magnitude(value, 15) == scs.SCS_TOSCS(value, 15)
     assert emu.from_sign_magnitude(scs.SCS_TOSCS(value, 15), 15) == value
+
+
+def test_the_emulators_eeprom_file_keeps_what_a_servo_keeps_across_restarts(tmp_path):
+    """Issue 35: with --eeprom, what is written to EEPROM while Lock is 0 (LeRobot's
+    calibration: homing offset and limits, between Lock 0 and Lock 1) is there at the
+    next start; what is written while Lock is 1 takes effect and is gone after a restart,
+    as on a real servo. Through the vendor's SDK, bytes by hand (little-endian)."""
+    path = tmp_path / "arm.json"
+
+    def sdk(bus):
+        port, ph = scs.PortHandler(bus.port), scs.protocol_packet_handler()
+        assert port.openPort() and port.setBaudRate(1000000)
+        return port, ph
+
+    with emu.EmulatorProcess([1, 2], eeprom=path) as bus:
+        port, ph = sdk(bus)
+        try:
+            assert ph.writeTxRx(port, 1, emu.LOCK, 1, [0]) == (scs.COMM_SUCCESS, 0)
+            # homing offset -300: sign bit 11, 300 | 0x800 = 0x092C
+            assert ph.writeTxRx(port, 1, emu.HOMING_OFFSET, 2, [0x2C, 0x09])[0] == 0
+            assert ph.writeTxRx(port, 1, emu.MIN_POSITION_LIMIT, 4,
+                                [0xE8, 0x03, 0xB8, 0x0B])[0] == 0  # 1000, 3000
+            assert ph.writeTxRx(port, 1, emu.LOCK, 1, [1])[0] == 0
+            assert ph.writeTxRx(port, 2, emu.P_COEFFICIENT, 1, [16])[0] == 0  # locked
+            assert ph.readTxRx(port, 2, emu.P_COEFFICIENT, 1)[0] == [16]  # in effect now
+        finally:
+            port.closePort()
+    with emu.EmulatorProcess([1, 2], eeprom=path) as bus:  # the arm powered up again
+        assert bus.get(1, emu.HOMING_OFFSET, 2) == -300
+        assert (bus.get(1, emu.MIN_POSITION_LIMIT, 2),
+                bus.get(1, emu.MAX_POSITION_LIMIT, 2)) == (1000, 3000)
+        assert bus.get(2, emu.P_COEFFICIENT, 1) == 32  # the factory value: not kept
+        assert [bus.get(i, emu.LOCK, 1) for i in (1, 2)] == [1, 1]  # RAM: its default
+        assert bus.get(1, emu.ID, 1) == 1
+    # without the file, the factory registers
+    with emu.EmulatorProcess([1]) as bus:
+        assert bus.get(1, emu.HOMING_OFFSET, 2) == 0
+
+
+def test_a_bad_eeprom_file_stops_the_emulator_with_its_name(tmp_path):
+    path = tmp_path / "arm.json"
+    path.write_text('{"first_address": 6, "servos": {"1": [1, 2]}}')
+    run = subprocess.run([sys.executable, "-m", "servo_sim.hardware.sts_emulator",
+                          "--ids", "1", "--eeprom", str(path)],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2
+    assert f"--eeprom {path}: servo 1: 2 bytes, expected 34" in run.stderr
 
 
 def test_emulator_over_the_pty_with_the_sdk():

@@ -40,7 +40,11 @@ Coefficient registers (they start at the profile's); ``--set FIELD=VALUE`` gives
 motor fields a recording should find (inertia, friction...).
 
 Modes 2 (PWM) and 3 (step) hold still. EEPROM writes take effect whatever Lock says
-(Lock only decides whether a real servo keeps them after power-off).
+(Lock only decides whether a real servo keeps them after power-off). With ``--eeprom
+FILE`` the bus keeps what a real servo keeps across power cycles: the EEPROM bytes
+(addresses 6-39: limits, gains, dead zones, homing offset, operating mode...) written
+while Lock is 0 go to FILE (JSON, by id) and are the servos' registers at the next start.
+The ID byte is not kept: the servos answer at ``--ids``.
 
 Run it in a child process (:class:`EmulatorProcess`), as for ``dxl_emulator``; the
 parent injects faults (no reply, a wrong checksum on replies, overload, overheat,
@@ -49,14 +53,18 @@ voltage...), peeks and pokes registers and counts packets.
 Command line (a bus to try the plugin with)::
 
     servo-sim-sts-emulator --ids 1 2 3 4 5 6     # prints the port, e.g. /dev/pts/5
+    servo-sim-sts-emulator --ids 1 2 3 4 5 6 --eeprom arm.json   # a calibration kept
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from ..model.profiles import servo_profile
@@ -82,6 +90,8 @@ PRESENT_POSITION, PRESENT_SPEED, PRESENT_LOAD, PRESENT_VOLTAGE = 56, 58, 60, 62
 PRESENT_TEMPERATURE, STATUS, MOVING, PRESENT_CURRENT = 63, 65, 66, 69
 TABLE_SIZE = 87
 EEPROM_FIRST, RAM_FIRST, READ_ONLY_FIRST = 5, 40, 56
+#: the EEPROM bytes a servo keeps across power cycles in --eeprom's file (the ID aside)
+KEPT = range(ID + 1, RAM_FIRST)
 
 STS3215, SCS0009 = 777, 1284
 #: address -> (size, default) of what each series holds (unlisted bytes read 0)
@@ -156,6 +166,9 @@ class Servo:
         self.put(ID, 1, servo_id)
         self.faults = 0
         self.pending: tuple[int, bytes] | None = None  # a reg write, until ACTION
+        self.lock = SCS_LOCK if scs else LOCK
+        #: what the servo's EEPROM keeps (KEPT): written while Lock is 0
+        self.kept = bytes(self.table[KEPT.start:KEPT.stop])
 
     def raw(self, address: int, size: int) -> int:
         return int.from_bytes(self.table[address:address + size], self.order)
@@ -171,13 +184,19 @@ class Servo:
         self.table[address:address + size] = (int(value) & ((1 << 8 * size) - 1)).to_bytes(
             size, self.order)
 
-    def write(self, address: int, data: bytes) -> None:
-        """A write's effect: read-only bytes (below 5 and from 56 on) are left alone."""
+    def write(self, address: int, data: bytes) -> bool:
+        """A write's effect: read-only bytes (below 5 and from 56 on) are left alone.
+        Whether it changed what the EEPROM keeps (a KEPT byte, Lock 0)."""
         for k, byte in enumerate(data):
             if EEPROM_FIRST <= address + k < min(READ_ONLY_FIRST, TABLE_SIZE):
                 self.table[address + k] = byte
         if self.faults & self.get(UNLOADING_CONDITION, 1):
             self.put(TORQUE_ENABLE, 1, 0)  # unloaded until the fault is gone
+        kept = bytes(self.table[KEPT.start:KEPT.stop])
+        if self.get(self.lock, 1) == 0 and kept != self.kept:
+            self.kept = kept
+            return True
+        return False
 
 
 class Bus(emulator.EmulatedBus):
@@ -187,9 +206,10 @@ class Bus(emulator.EmulatedBus):
     TICK_S = 0.02  # serve() calls tick() at least this often
 
     def __init__(self, ids: list[int], scs: list[int] | tuple[int, ...] = (),
-                 fields: dict[str, Any] | None = None) -> None:
+                 fields: dict[str, Any] | None = None, eeprom: Path | None = None) -> None:
         super().__init__(ids)
         self.servos = {i: Servo(i, i in scs) for i in ids}
+        self.eeprom = eeprom
         #: with a servo profile (``--servo``): its fields and the firmware's own law
         self.profiled = bool(fields)
         self.model = emulator.ModelMotors(
@@ -208,6 +228,9 @@ class Bus(emulator.EmulatedBus):
                 s.put(P_COEFFICIENT, 1, p)
                 s.put(D_COEFFICIENT, 1, d)
                 s.put(I_COEFFICIENT, 1, i_)
+                s.kept = bytes(s.table[KEPT.start:KEPT.stop])
+        if eeprom is not None and eeprom.exists():
+            self._load_eeprom(eeprom)
         for i in ids:
             self._apply(i)
             self._present(i)
@@ -292,8 +315,39 @@ class Bus(emulator.EmulatedBus):
         return out
 
     def _write(self, i: int, address: int, data: bytes) -> None:
-        self.servos[i].write(address, data)
+        if self.servos[i].write(address, data) and self.eeprom is not None:
+            self._save_eeprom(self.eeprom)
         self._apply(i)
+
+    # ------------------------------------------------------------------ --eeprom
+
+    def _load_eeprom(self, path: Path) -> None:
+        """The kept bytes of each servo of ``path`` (ValueError naming the file and
+        servo where it cannot be read)."""
+        try:
+            saved = json.loads(path.read_text())
+            if not isinstance(saved, dict) or saved.get("first_address") != KEPT.start:
+                raise ValueError(f"not a servo_sim STS EEPROM file (first_address "
+                                 f"{KEPT.start})")
+            for key, values in saved.get("servos", {}).items():
+                servo = self.servos.get(int(key))
+                if servo is None:
+                    continue  # a servo not on this bus (--ids)
+                kept = bytes(values)
+                if len(kept) != len(KEPT):
+                    raise ValueError(f"servo {key}: {len(kept)} bytes, expected {len(KEPT)}")
+                servo.table[KEPT.start:KEPT.stop] = kept
+                servo.kept = kept
+        except (OSError, ValueError, TypeError) as exc:
+            raise ValueError(f"--eeprom {path}: {exc}") from None
+
+    def _save_eeprom(self, path: Path) -> None:
+        """Every servo's kept bytes to ``path`` (written whole, then renamed)."""
+        saved = {"first_address": KEPT.start,
+                 "servos": {str(i): list(s.kept) for i, s in self.servos.items()}}
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(json.dumps(saved, indent=1) + "\n")
+        os.replace(partial, path)
 
     def handle(self, servo_id: int, instruction: int, params: bytes) -> bytes:
         """The bytes the bus sends back for one (checksum-verified) instruction (serve()
@@ -411,10 +465,12 @@ class EmulatorProcess(emulator.EmulatorProcess):
 
     def __init__(self, ids: list[int], scs: list[int] | tuple[int, ...] = (),
                  realtime: bool = False, servo: str | None = None,
-                 fields: dict[str, Any] | None = None) -> None:
+                 fields: dict[str, Any] | None = None, eeprom: Path | None = None) -> None:
         super().__init__(["--ids", *map(str, ids)] + (["--scs", *map(str, scs)] if scs
                                                         else [])
-                         + emulator.profile_args(servo, fields), realtime)
+                         + emulator.profile_args(servo, fields)
+                         + (["--eeprom", str(eeprom)] if eeprom is not None else []),
+                         realtime)
 
     def fault(self, servo_id: int, bits: int) -> None:
         """A fault condition (VOLTAGE, OVERHEAT, OVERLOAD... or'ed; 0 ends it): in the
@@ -427,14 +483,20 @@ def _bus(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Bus:
     unknown = sorted(set(args.scs) - set(args.ids))
     if unknown:
         parser.error(f"--scs {unknown[0]}: not one of --ids")
-    return Bus(args.ids, args.scs, args.fields)
+    return Bus(args.ids, args.scs, args.fields, args.eeprom)
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scs", type=int, nargs="*", default=[],
+                        help="those ids are SCS0009 servos (big-endian), not STS3215")
+    parser.add_argument("--eeprom", type=Path, metavar="FILE",
+                        help="keep the servos' EEPROM (written while Lock is 0: calibration, "
+                             "limits, gains) in FILE across restarts, as real servos do")
 
 
 def main(argv: list[str] | None = None) -> int:
     """``servo-sim-sts-emulator --ids 1 2``: print the port, serve until Ctrl-C."""
-    return emulator.main(argv, __doc__.split("\n\n")[0], _bus, lambda parser: parser.add_argument(
-        "--scs", type=int, nargs="*", default=[],
-        help="those ids are SCS0009 servos (big-endian), not STS3215"))
+    return emulator.main(argv, __doc__.split("\n\n")[0], _bus, _options)
 
 
 if __name__ == "__main__":
