@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -192,6 +193,31 @@ def cycle_until_settled(hw, bus, read, hold_s: float = 0.1, timeout_s: float = 3
 
     cycle_until(hw, held, f"{read} holding one value ({value})", timeout_s)
     return value
+
+
+def interrupt_inside_a_transaction(hw, timeout_s: float = 60.0) -> None:
+    """Cycle ``hw`` until a signal's KeyboardInterrupt (SIGALRM here, SIGINT in the node)
+    lands inside one of the vendor SDK's transactions, where it leaves the port 'in use'
+    (the SDK clears that flag only when the transaction ends)."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline:
+            try:
+                signal.setitimer(signal.ITIMER_REAL, 0.002)
+                while True:
+                    hw.cycle()
+            except KeyboardInterrupt:
+                pass
+            if hw.component.port.is_using:
+                return
+        raise AssertionError(f"no interrupt inside a bus transaction in {timeout_s} s")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 TIMEOUT = 60.0

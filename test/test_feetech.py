@@ -17,7 +17,7 @@ import sys
 
 import pytest
 import scservo_sdk as scs
-from conftest import cycle_until, recover
+from conftest import cycle_until, interrupt_inside_a_transaction, recover
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -518,6 +518,24 @@ def test_a_mixed_bus_with_an_scs_servo():
 
 
 # --------------------------------------------------------------------------- faults
+
+
+def test_a_signal_inside_a_bus_transaction_still_leaves_every_torque_off(bus, hw, caplog):
+    """Ctrl-C's KeyboardInterrupt inside scservo_sdk's wait for an answer leaves its port
+    'in use' (as dynamixel-sdk's): the shutdown's torque off reaches every servo all the
+    same."""
+    interrupt_inside_a_transaction(hw)
+    hw.shutdown()
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [0, 0, 0]
+    assert "torque off" not in caplog.text
+
+
+def test_a_torque_off_without_an_answer_is_retried_then_said(bus, hw, caplog):
+    bus.silence([3])
+    hw.shutdown()
+    assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2)] == [0, 0]
+    assert "motor 'c' (id 3): torque off got no answer ([TxRxResult] There is no status " \
+        "packet!): it may still be on" in caplog.text
 
 
 def test_silent_servo_halts_then_recovers(bus, hw, caplog):

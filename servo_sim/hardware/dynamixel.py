@@ -332,8 +332,8 @@ class DynamixelHardware(SerialBusHardware):
                              CallbackReturn.ERROR)
         return CallbackReturn.SUCCESS
 
-    def _torque(self, i: int, value: int) -> None:
-        self.packet.write1ByteTxRx(self.port, self.ids[i], TORQUE_ENABLE, value)
+    def _torque(self, i: int, value: int) -> int:
+        return self.packet.write1ByteTxRx(self.port, self.ids[i], TORQUE_ENABLE, value)[0]
 
     def _hardware_error(self, i: int, bits: int) -> None:
         names = [text for bit, text in HARDWARE_ERRORS.items() if bits & bit] or [f"0x{bits:02x}"]

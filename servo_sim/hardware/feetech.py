@@ -371,7 +371,7 @@ class FeetechHardware(SerialBusHardware):
     def _clear_error(self, i: int) -> None:
         """Feetech servos have no reboot: a fault clears when its cause does. Torque off
         until then."""
-        self._torque(i, 0)
+        self._torque_off(i)
 
     # ------------------------------------------------------------------ cycle
 
@@ -524,8 +524,8 @@ class FeetechHardware(SerialBusHardware):
             return self.fail(f"{self.faults[i]} ({what} at {address})", CallbackReturn.ERROR)
         return CallbackReturn.SUCCESS
 
-    def _torque(self, i: int, value: int) -> None:
-        self.packet.writeTxRx(self.port, self.ids[i], TORQUE_ENABLE, 1, [value])
+    def _torque(self, i: int, value: int) -> int:
+        return self.packet.writeTxRx(self.port, self.ids[i], TORQUE_ENABLE, 1, [value])[0]
 
     def _fault(self, i: int, bits: int) -> None:
         """The error bits of servo ``i``'s status: its fault text and flags."""

@@ -12,6 +12,7 @@ last wrote to motor ``i``, its operating mode first.
 
 from __future__ import annotations
 
+import logging
 import math
 import numbers
 from collections.abc import Iterable
@@ -23,6 +24,10 @@ from ..model.config import ros_name
 from .base import CallbackReturn, HardwareComponent, HardwareInfo, StateFlags, command_modes
 
 COMM_SUCCESS = 0  # dynamixel-sdk's and feetech-servo-sdk's
+#: attempts at switching one servo's torque off before a warning says it may be on
+TORQUE_OFF_ATTEMPTS = 2
+
+log = logging.getLogger("servo_sim")
 
 
 def integer_in(value: Any, low: int, high: int) -> bool:
@@ -116,15 +121,16 @@ class SerialBusHardware(HardwareComponent):
         one is in a FREE_RUNNING_MODES mode, whatever failed (best effort: it would go on
         turning or pushing); the system then retries configure."""
         if self.port is not None:
+            self._free_port()
             for i in range(len(self.ids)):
                 if self.flags[i] & StateFlags.ERROR:
                     self._clear_error(i)
                 elif self._written.get(i, (None,))[0] in self.FREE_RUNNING_MODES:
-                    self._torque(i, 0)
+                    self._torque_off(i)
         return CallbackReturn.SUCCESS
 
     def on_deactivate(self) -> CallbackReturn:
-        self._torque_all(0)
+        self._torque_off_all()
         self.flags[:] = StateFlags.READY
         return CallbackReturn.SUCCESS
 
@@ -132,13 +138,13 @@ class SerialBusHardware(HardwareComponent):
         """Torque off (an activation a signal interrupted may have switched it on), then
         release the port."""
         if self.port is not None:
-            self._torque_all(0)
+            self._torque_off_all()
         self._close()
         return CallbackReturn.SUCCESS
 
     def on_shutdown(self) -> CallbackReturn:
         if self.port is not None:
-            self._torque_all(0)
+            self._torque_off_all()
         self._close()
         return CallbackReturn.SUCCESS
 
@@ -167,9 +173,31 @@ class SerialBusHardware(HardwareComponent):
             return self._lost(None, "sync write", result)
         return CallbackReturn.SUCCESS
 
-    def _torque_all(self, value: int) -> None:
+    def _torque_off_all(self) -> None:
+        self._free_port()
         for i in range(len(self.ids)):
-            self._torque(i, value)
+            self._torque_off(i)
+
+    def _torque_off(self, i: int) -> None:
+        """Torque Enable 0 on motor ``i``, a second time if the first got no good answer
+        (the write may be lost on the wire); a warning if neither did."""
+        for _ in range(TORQUE_OFF_ATTEMPTS):
+            result = self._torque(i, 0)
+            if result == COMM_SUCCESS:
+                return
+        log.warning(f"motor {self.bank.names[i]!r} (id {self.ids[i]}): torque off got no "
+                    f"answer ({self.packet.getTxRxResult(result)}): it may still be on")
+
+    def _free_port(self) -> None:
+        """End the transaction a signal interrupted: its KeyboardInterrupt inside the SDK's
+        wait for an answer leaves the port 'in use', and the SDK would refuse every later
+        transaction without sending it (COMM_PORT_BUSY), the torque off too. Nothing else
+        uses the port; the late answer of that transaction is dropped."""
+        self.port.is_using = False
+        try:
+            self.port.ser.reset_input_buffer()
+        except Exception:  # noqa: BLE001 - a port that is gone: the writes will say so
+            pass
 
     def _close(self) -> None:
         if getattr(self, "port", None) is not None:
@@ -205,8 +233,8 @@ class SerialBusHardware(HardwareComponent):
     def _goal_bytes(self, i: int, mode: int) -> list[int]:
         raise NotImplementedError
 
-    def _torque(self, i: int, value: int) -> None:
-        """Torque Enable of motor ``i`` (best effort: the answer is not checked)."""
+    def _torque(self, i: int, value: int) -> int:
+        """Torque Enable of motor ``i``; the SDK's result (COMM_SUCCESS: answered)."""
         raise NotImplementedError
 
     def _clear_error(self, i: int) -> None:
