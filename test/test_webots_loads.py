@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from servo_sim.model import ConfigError, Simulation
-from servo_sim.webots.physics import primitive, rotation_matrix
+from servo_sim.model.physics import primitive, rotation_matrix
 from servo_sim.webots.world import load_world
 
 G = 9.81

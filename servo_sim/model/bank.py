@@ -198,11 +198,19 @@ class MotorBank:
         self.any_watchdog = bool(self.command_timeout_ms.any())
 
         # constants of the step
+        self._energy_per_force = self.consumption_factor * self.dt
+        self._derive_loads()
+        self._any_spring = bool(self.spring_constant.any())
+        self._any_stops = bool(self.stops.any())
+        self.stop_low = np.where(self.stops, self.min_stop, -np.inf)
+        self.stop_high = np.where(self.stops, self.max_stop, np.inf)
+
+    def _derive_loads(self) -> None:
+        """The step's constants of the joints' inertia and loads."""
         dt = self.dt
         self._inertia_dt = (self.inertia + self.armature) / dt
         self._mass = self._inertia_dt + self.spring_constant * dt + self.damping_constant \
             + self.gear_damping
-        self._energy_per_force = self.consumption_factor * dt
         weight = self.gravity_mass * self.gravity
         self._constant_load = self.external_load - np.where(
             self.rotational, 0.0, weight * np.cos(self.gravity_angle))
@@ -211,10 +219,17 @@ class MotorBank:
         # the lever's phase (rotational); None where every one is SPEC §2.2's 0
         phase = np.where(self.rotational, self.gravity_angle, 0.0)
         self._gravity_phase = phase if phase.any() else None
-        self._any_spring = bool(self.spring_constant.any())
-        self._any_stops = bool(self.stops.any())
-        self.stop_low = np.where(self.stops, self.min_stop, -np.inf)
-        self.stop_high = np.where(self.stops, self.max_stop, np.inf)
+
+    def set_loads(self, inertia: np.ndarray, gravity_mass: np.ndarray,
+                  gravity_distance: np.ndarray, gravity_angle: np.ndarray) -> None:
+        """Every motor's joint inertia and gravity load (the fields of ``inertia`` and
+        ``load``), for joints whose loads change with the pose of the others (an arm's);
+        the config keeps its own. The state is left as it is."""
+        for column, values in ((self.inertia, inertia), (self.gravity_mass, gravity_mass),
+                               (self.gravity_distance, gravity_distance),
+                               (self.gravity_angle, gravity_angle)):
+            np.copyto(column, values)
+        self._derive_loads()
 
     def target_window(self, idx: np.ndarray, stops: bool = False
                       ) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
 """What a joint of a Webots world carries: the walk from its ``endPoint`` through the
 Solids, groups, poses and further joints below it, each Solid's ``Physics`` and
-``boundingObject`` read into a :class:`~.physics.Mass` in the joint's frame.
+``boundingObject`` read into a :class:`~servo_sim.model.physics.Mass` in the joint's frame.
 
 The other joints are where the file puts them (their ``position``). A Solid without
 ``Physics`` carries nothing, nor do the Solids under it (Webots: a kinematic part, and
@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .physics import (
+from ..model.physics import (
     IDENTITY_INERTIA,
     Mass,
     Primitive,

@@ -20,7 +20,7 @@ What is read (Webots name -> servo_sim config field):
 * ``Robot.name`` and ``Robot.battery`` -> the controller's robot name and ``battery``;
 * the ``Physics`` of what a HingeJoint or SliderJoint moves (:mod:`.loads`), with
   ``WorldInfo.gravity`` and ``coordinateSystem`` -> the motor's ``inertia`` and gravity
-  ``load`` (:mod:`.physics`).
+  ``load`` (:mod:`servo_sim.model.physics`).
 
 Absent fields take Webots' defaults, which are servo_sim's. Joints of ``Hinge2Joint``
 and ``BallJoint`` give one motor per axis (``device``/``device2``/``device3`` with
@@ -56,8 +56,8 @@ from ..model.config import (
     parse_config,
     parse_field,
 )
+from ..model.physics import joint_load, rotation_matrix
 from .loads import JOINTS, POSES, SOLIDS, LoadReader, counted, numbers
-from .physics import joint_load, rotation_matrix
 from .protos import by_name, locate
 
 log = logging.getLogger("servo_sim")

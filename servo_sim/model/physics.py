@@ -1,6 +1,7 @@
-"""Mass properties from Webots ``Physics`` nodes, and the load they put on a joint.
+"""Mass properties of rigid bodies, and the load they put on a joint.
 
-Pure geometry on numpy, no Webots node syntax (:mod:`.world` walks the nodes):
+Pure geometry on numpy, no file syntax (:mod:`servo_sim.webots.world` walks a Webots
+world's ``Physics`` nodes, :mod:`.chain` a URDF's ``<inertial>`` elements):
 
 * :class:`Mass` is a body's mass, center of mass and inertia matrix about that center,
   in some frame; :meth:`Mass.moved` re-expresses it in a parent frame and
