@@ -206,7 +206,11 @@ class Bus(emulator.EmulatedBus):
     TICK_S = 0.02  # serve() calls tick() at least this often
 
     def __init__(self, ids: list[int], scs: list[int] | tuple[int, ...] = (),
-                 fields: dict[str, Any] | None = None, eeprom: Path | None = None) -> None:
+                 fields: dict[str, Any] | None = None, eeprom: Path | None = None,
+                 per_servo: dict[int, dict[str, Any]] | None = None,
+                 arm: emulator.Arm | None = None) -> None:
+        """``per_servo``: motor fields of some servos over ``fields``; ``arm``: the
+        servos are an arm's joints (see :class:`servo_sim.hardware.emulator.Arm`)."""
         super().__init__(ids)
         self.servos = {i: Servo(i, i in scs) for i in ids}
         self.eeprom = eeprom
@@ -215,7 +219,7 @@ class Bus(emulator.EmulatedBus):
         self.model = emulator.ModelMotors(
             ids, {"inertia": INERTIA, **fields} if fields else {
                 "max_torque": STALL_TORQUE, "max_velocity": NO_LOAD_SPEED, "inertia": INERTIA},
-            emulator.PROFILE_STEP_MS if fields else STEP_MS)
+            emulator.PROFILE_STEP_MS if fields else STEP_MS, per_servo, arm)
         self.sim, self.motors = self.model.sim, self.model.motors
         first = self.model.config
         self.stall, self.no_load = first.max_force, first.max_velocity
@@ -236,6 +240,13 @@ class Bus(emulator.EmulatedBus):
             self._present(i)
 
     # ------------------------------------------------------------------ the model
+
+    def settle(self, seconds: float) -> None:
+        """Let the motors move for ``seconds`` of model time at once (see
+        :meth:`servo_sim.hardware.emulator.ModelMotors.settle`)."""
+        self.model.settle(seconds)
+        for i in self.servos:
+            self._present(i)
 
     def _rad(self, servo: Servo, ticks: float) -> float:
         """Raw encoder ticks (2048 = 0 rad for an STS, 512 for an SCS) -> model rad."""
