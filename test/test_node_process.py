@@ -186,6 +186,37 @@ def test_real_servos_are_torqued_off_before_the_process_leaves(start):
         assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2)] == [0, 0], node.output
 
 
+def test_servo_sim_node_drives_the_virtual_so101_on_its_port(start, client, tmp_path):
+    """config/so101.yaml on servo-sim-so101's port: /joint_states reads the arm where it
+    lies (joint = (Present Position - 2048) / 4096 turn), velocity 0 at rest; a position
+    set through the node's service is where the servo goes; SIGINT leaves the torque off."""
+    import math
+
+    from servo_sim.hardware import sts_emulator as sts
+    from servo_sim.hardware.virtual_arm import VirtualSO101Process
+
+    joints = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll",
+              "gripper"]
+    tick = 2 * math.pi / 4096
+    with VirtualSO101Process(tmp_path / "eeprom.json", realtime=True) as arm:
+        node = start("so101", "--params-file", str(REPO / "config" / "so101.yaml"),
+                     "-p", f"hardware.port:={arm.port}")
+        received: list[JointState] = []
+        client.create_subscription(JointState, "/so101/joint_states", received.append, 10)
+        client.spin_until(lambda: received and not any(received[-1].velocity),
+                          "/so101/joint_states at rest")
+        state = dict(zip(received[-1].name, received[-1].position, strict=True))
+        present = [arm.get(i, sts.PRESENT_POSITION, 2) for i in range(1, 7)]
+        assert [state[j] for j in joints] == pytest.approx(
+            [(p - 2048) * tick for p in present], abs=1.01 * tick)
+        assert call(client, servo_srvs.SetFloat, "/so101/shoulder_pan/set_position",
+                    servo_srvs.SetFloat.Request(value=0.4)).success
+        client.spin_until(lambda: abs(arm.get(1, sts.PRESENT_POSITION, 2)
+                                      - (2048 + 0.4 / tick)) <= 1.5, "the pan at 0.4 rad")
+        stop_within_bound(node)
+        assert [arm.get(i, sts.TORQUE_ENABLE, 1) for i in range(1, 7)] == [0] * 6
+
+
 def test_what_the_node_logged_before_it_stopped_reaches_its_output(start, client,
                                                                     monkeypatch):
     """rcutils writes through C stdio: to stdout, fully buffered in a file or a pipe, with

@@ -128,16 +128,19 @@ def test_servos_hold_a_pose_at_rest_against_the_arms_weight(arm, sdk, pose):
 # ------------------------------------------------------------------------- LeRobot
 
 def _lerobot_python() -> tuple[str | None, str]:
-    """A Python with LeRobot: SERVO_SIM_LEROBOT_PYTHON, else this one; why not."""
+    """A Python with LeRobot: SERVO_SIM_LEROBOT_PYTHON, else .venv-lerobot's
+    (scripts/setup-lerobot-venv), else this one if it has lerobot; else why not."""
     python = os.environ.get("SERVO_SIM_LEROBOT_PYTHON")
     if python:
         return python, ""
+    if (REPO / ".venv-lerobot" / "bin" / "python").exists():
+        return str(REPO / ".venv-lerobot" / "bin" / "python"), ""
     if importlib.util.find_spec("lerobot") is not None:
         return sys.executable, ""
-    return None, ("lerobot not importable here and SERVO_SIM_LEROBOT_PYTHON not set: "
-                  "LeRobot (torch, about 6 GB) lives in a venv of its own (docs/hardware.md, "
-                  "'A virtual SO-101 for LeRobot'); point SERVO_SIM_LEROBOT_PYTHON at its "
-                  "python")
+    return None, ("lerobot not importable here, no .venv-lerobot and SERVO_SIM_LEROBOT_PYTHON "
+                  "not set: LeRobot (torch, about 6 GB) lives in a venv of its own: "
+                  "scripts/setup-lerobot-venv (docs/hardware.md, 'A virtual SO-101 for "
+                  "LeRobot')")
 
 
 def _calibration(directory: Path) -> dict[str, dict[str, int]]:
