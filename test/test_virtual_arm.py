@@ -59,9 +59,9 @@ def read(arm, address: int, size: int) -> dict[str, int]:
     return {j: arm.get(i, address, size) for j, i in IDS.items()}
 
 
-def wait_at_rest(arm, hold_s: float = 0.3) -> None:
+def wait_at_rest(arm, hold_s: float = 0.3, timeout_s: float = TIMEOUT) -> None:
     """Until every Present Speed has read 0 for ``hold_s`` of the servos' own time."""
-    deadline, since = time.monotonic() + TIMEOUT, arm.time()
+    deadline, since = time.monotonic() + timeout_s, arm.time()
     while arm.time() - since < hold_s:
         if any(read(arm, emu.PRESENT_SPEED, 2).values()):
             since = arm.time()
@@ -113,7 +113,7 @@ def test_servos_hold_a_pose_at_rest_against_the_arms_weight(arm, sdk, pose):
     for joint, i in IDS.items():
         assert packet.write2ByteTxRx(port, i, emu.GOAL_POSITION, ticks(pose[joint]))[0] == 0
         assert packet.write1ByteTxRx(port, i, emu.TORQUE_ENABLE, 1)[0] == 0
-    wait_at_rest(arm)
+    wait_at_rest(arm, timeout_s=20.0)  # at rest in 2 s of the servos' time
     present = read(arm, emu.PRESENT_POSITION, 2)
     load = read(arm, emu.PRESENT_LOAD, 2)
     reached = {j: (present[j] - 2048) / TICKS_PER_RAD for j in JOINTS}
