@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 from conftest import reversal
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from servo_sim.model import CommandRefusedError, ConfigError, Simulation, parse_config
@@ -139,6 +139,64 @@ def test_coulomb_friction_holds_below_it_and_slows_above_it():
     assert m.velocity == pytest.approx(1.0 - 5.0 * 0.1, abs=1e-9)
     sim.step(200)
     assert m.velocity == 0.0  # then stuck
+
+
+@settings(max_examples=40, deadline=None)
+@given(friction=st.floats(0.01, 0.5), external=st.floats(0.0, 0.9),
+       stribeck=st.floats(0.0, 0.9), margin=st.sampled_from([0.99, 1.01]))
+def test_load_dependent_friction_holds_what_its_budget_at_rest_holds(
+        friction, external, stribeck, margin):
+    """Unpowered, a constant load L against Rhoban/bam's friction at rest (no motor
+    torque, s = 1): c = f + a L + b L. Held where L <= c, moving where it is above:
+    L x 0.99 of the load at which the two are equal stays put, x 1.01 goes."""
+    assume(external + stribeck < 0.95)  # else it holds any load: none lets go
+    balance = friction / (1.0 - external - stribeck)  # L = f + (a + b) L
+    sim = motor({"friction": friction, "load_friction_external": external,
+                 "load_friction_external_stribeck": stribeck, "stribeck_velocity": 0.05,
+                 "stribeck_alpha": 1.5}, inertia=0.01, max_torque=0.0,
+                load={"external": -balance * margin})
+    sim.step(200)
+    m = sim.motors[0]
+    if margin < 1.0:
+        assert (m.position, m.velocity) == (0.0, 0.0)
+    else:
+        assert m.velocity < 0.0
+
+
+def test_a_gear_holding_a_load_holds_more_than_coulomb_friction():
+    """The STS3215 profile's factors at rest (0.196 + 0.418 of the load): its Coulomb
+    friction alone (0.0524 N*m) lets 0.10 N*m go, the load-dependent budget,
+    0.0524 + 0.614 x 0.10 = 0.114 N*m, holds it."""
+    fields = {"friction": 0.052393, "stribeck_velocity": 0.0586581, "stribeck_alpha": 1.59284}
+    load = {"external": -0.10}
+    coulomb = motor(fields, inertia=0.01, max_torque=0.0, load=load)
+    held = motor({**fields, "load_friction_external": 0.195734,
+                  "load_friction_external_stribeck": 0.417901},
+                 inertia=0.01, max_torque=0.0, load=load)
+    coulomb.step(100)
+    held.step(100)
+    assert coulomb.motors[0].velocity < 0.0
+    assert held.motors[0].velocity == 0.0
+
+
+def test_the_friction_near_rest_fades_with_the_speed():
+    """Coasting at 1 rad/s, unpowered: one 1 ms step takes c dt / I off the speed, with
+    c = f + friction_stribeck exp(-(w / w_s) ^ alpha) = 0.5 + 0.3 exp(-1) = 0.61036 N*m
+    (w_s 1 rad/s, alpha 2): 1 - 0.61036 x 0.001 / 0.1 = 0.9938964 rad/s."""
+    sim = motor({"friction": 0.5, "friction_stribeck": 0.3, "stribeck_velocity": 1.0,
+                 "stribeck_alpha": 2.0}, inertia=0.1, max_torque=0.0)
+    sim.bank.velocity[:] = 1.0
+    sim.step(1)
+    assert sim.motors[0].velocity == pytest.approx(1.0 - (0.5 + 0.3 * math.exp(-1)) * 0.01,
+                                                   abs=1e-12)
+
+
+@pytest.mark.parametrize("missing", ["stribeck_velocity", "stribeck_alpha"])
+def test_friction_near_rest_needs_its_speed_and_shape(missing):
+    fields = {"friction_stribeck": 0.1, "stribeck_velocity": 0.05, "stribeck_alpha": 1.5}
+    del fields[missing]
+    with pytest.raises(ConfigError, match=rf"motor 'm'.*actuator\.{missing}.*0"):
+        motor(fields)
 
 
 def test_backlash_is_a_dead_zone_of_its_width_on_a_reversal():

@@ -22,6 +22,14 @@ bank's step runs exactly as before for motors without them):
   joint's damping) and the rotor's ``armature`` (its inertia at the output, adds to the
   joint's inertia). The datasheet's no-load speed is the output's, friction included:
   the motor inside runs free that much faster (``ActuatorConfig.motor_inside``).
+  Where the profile gives them, the friction also grows with the torques the gear
+  carries and near rest (Rhoban/bam's directional Stribeck model, M5 in arXiv
+  2410.08650): with the external load ``L`` and the motor's torque ``T`` as each acts on
+  the joint and ``s = exp(-(|w| / stribeck_velocity) ** stribeck_alpha)`` at the speed
+  ``w`` the step starts from, the friction is ``friction + |L k_ext - T k_motor| +
+  s (friction_stribeck + |L k_ext_stribeck - T k_motor_stribeck|)``. A gear holding a
+  load (``T = -L``) so has more friction than one at ease: a high-ratio gear is hard to
+  back-drive, and a servo at rest in its dead zone stays there.
 * **Firmware control laws** (``control``): the device's own position controller, in
   its units: a velocity/acceleration profile generator (the speed limit and the
   acceleration: Webots' target velocity and acceleration, as the hardware plugins map
@@ -98,7 +106,16 @@ class Actuators:
         self.deadband = col(lambda a: a.deadband)
         self.any_deadband = bool(self.deadband.any())
         self.friction = col(lambda a: a.friction)
-        self.any_friction = bool(self.friction.any())
+        self.load_dependent = [a.load_dependent for a in acts]
+        self.any_load_dependent = any(self.load_dependent)
+        self.any_friction = bool(self.friction.any()) or self.any_load_dependent
+        if self.any_load_dependent:  # Rhoban/bam's M5 friction budget
+            self.load_friction = np.array([[a.load_friction_external, a.load_friction_motor,
+                                            a.load_friction_external_stribeck,
+                                            a.load_friction_motor_stribeck,
+                                            a.friction_stribeck] for a in acts]).T
+            self.stribeck_velocity = col(lambda a: a.stribeck_velocity or 1.0)
+            self.stribeck_alpha = col(lambda a: a.stribeck_alpha or 1.0)
         self.firmware = col(lambda a: a.control != "webots").astype(bool)
         self.any_firmware = bool(self.firmware.any())
         # a firmware's goal register holds whole ticks
@@ -268,11 +285,30 @@ class Actuators:
         self.gap = np.where(open_, gap, np.clip(gap, -half, half))
         return np.where(open_, 0.0, force)
 
-    def velocity(self, impulse: np.ndarray, mass: np.ndarray) -> np.ndarray:
-        """The new velocity from the step's total ``impulse`` (p + force), after Coulomb
-        friction: stuck where the impulse is within it."""
+    def friction_budget(self, speed: np.ndarray, external: np.ndarray,
+                        motor: np.ndarray) -> np.ndarray:
+        """The most torque the gear's friction can hold, N*m: Coulomb's, plus where the
+        profile gives them the load-dependent and Stribeck terms (the module's formula) at
+        the ``speed`` the step starts from, the ``external`` load's torque and the
+        ``motor``'s, each as it acts on the joint."""
+        if not self.any_load_dependent:
+            return self.friction
+        k_ext, k_motor, k_ext_s, k_motor_s, base_s = self.load_friction
+        near_rest = np.abs(speed) / self.stribeck_velocity
+        near_rest **= self.stribeck_alpha
+        np.exp(-near_rest, out=near_rest)
+        budget = np.abs(external * k_ext - motor * k_motor)
+        budget += near_rest * (base_s + np.abs(external * k_ext_s - motor * k_motor_s))
+        budget += self.friction
+        return budget
+
+    def velocity(self, impulse: np.ndarray, mass: np.ndarray,
+                 friction: np.ndarray | None = None) -> np.ndarray:
+        """The new velocity from the step's total ``impulse`` (p + force), after the
+        gear's friction (``friction``, N*m; Coulomb's if not given): stuck where the
+        impulse is within it."""
         if not self.any_friction:
             return impulse / mass
-        c = self.friction
+        c = self.friction if friction is None else friction
         moving = np.abs(impulse) > c
         return np.where(moving, (impulse - np.sign(impulse) * c) / mass, 0.0)

@@ -381,7 +381,11 @@ class MotorBank:
             wanted = force
             force = act.force(wanted, v_cmd, duty, p, mass, limit)
             force = act.backlash(force, p, mass, v_cmd, duty, self._active_gain > 0.0)
-            v_new = act.velocity(p + force, mass)
+            friction = None
+            if act.any_load_dependent:  # the loads alone: p less the inertia's momentum
+                friction = act.friction_budget(self.velocity,
+                                               p - self._inertia_dt * self.velocity, force)
+            v_new = act.velocity(p + force, mass, friction)
         x_new = v_new * dt
         x_new += x
         if self._any_stops:

@@ -220,6 +220,11 @@ class ActuatorConfig:
     * ``backlash``: the gear's dead zone, rad (full width);
     * ``deadband``: position errors smaller than this drive nothing, rad;
     * ``friction``: Coulomb friction of the gear, N*m;
+    * load-dependent friction (Rhoban/bam's directional Stribeck model, M5): the friction
+      grows with the torques the gear carries, ``load_friction_external`` times the
+      external load's, ``load_friction_motor`` times the motor's (both dimensionless),
+      and near rest by ``friction_stribeck`` (N*m) and the two ``*_stribeck`` factors,
+      fading with the speed as ``exp(-(|w| / stribeck_velocity) ** stribeck_alpha)``;
     * ``viscous_friction``: the gear's viscous friction, N*m*s/rad (adds to the joint's
       ``damping_constant``);
     * ``armature``: the rotor's inertia as the output sees it (through the gear ratio),
@@ -235,6 +240,13 @@ class ActuatorConfig:
     backlash: float = 0.0
     deadband: float = 0.0
     friction: float = 0.0
+    friction_stribeck: float = 0.0
+    load_friction_external: float = 0.0
+    load_friction_motor: float = 0.0
+    load_friction_external_stribeck: float = 0.0
+    load_friction_motor_stribeck: float = 0.0
+    stribeck_velocity: float = 0.0  # rad/s
+    stribeck_alpha: float = 0.0
     viscous_friction: float = 0.0
     armature: float = 0.0
     control: str = "webots"
@@ -244,6 +256,17 @@ class ActuatorConfig:
     def envelope(self) -> bool:
         """Whether the torque-speed envelope is on (the three figures are given)."""
         return self.stall_torque > 0.0
+
+    @property
+    def stribeck(self) -> bool:
+        """Whether any friction grows near rest (the Stribeck terms)."""
+        return (self.friction_stribeck + self.load_friction_external_stribeck
+                + self.load_friction_motor_stribeck) > 0.0
+
+    @property
+    def load_dependent(self) -> bool:
+        """Whether the friction depends on the torques the gear carries (or the speed)."""
+        return self.stribeck or (self.load_friction_external + self.load_friction_motor) > 0.0
 
     @property
     def voltage(self) -> float:
@@ -398,7 +421,12 @@ _NESTED_PARSERS: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
          "rated_voltage": _non_negative, "supply_voltage": _non_negative,
          "resolution": _integer(0), "backlash": _non_negative, "deadband": _non_negative,
          "friction": _non_negative, "viscous_friction": _non_negative,
-         "armature": _non_negative, "control": _choice(*CONTROL_LAWS), "gains": _gains},
+         "friction_stribeck": _non_negative, "load_friction_external": _non_negative,
+         "load_friction_motor": _non_negative,
+         "load_friction_external_stribeck": _non_negative,
+         "load_friction_motor_stribeck": _non_negative, "stribeck_velocity": _non_negative,
+         "stribeck_alpha": _non_negative, "armature": _non_negative,
+         "control": _choice(*CONTROL_LAWS), "gains": _gains},
     ),
     "position_sensor": (
         PositionSensorConfig,
@@ -576,6 +604,12 @@ def _check_actuator(m: MotorConfig, a: ActuatorConfig, ctx: _Context) -> None:
         except ValueError as exc:
             raise ctx.error(f"{exc}: the servo could not reach its no-load speed", m.name,
                             "actuator.friction", a.friction) from None
+    if a.stribeck:
+        for field in ("stribeck_velocity", "stribeck_alpha"):
+            if getattr(a, field) <= 0:
+                raise ctx.error("the friction near rest (the Stribeck terms) fades with the "
+                                "speed: it needs stribeck_velocity and stribeck_alpha > 0",
+                                m.name, f"actuator.{field}", getattr(a, field))
     if a.supply_voltage and not given:
         raise ctx.error("needs the envelope's rated_voltage, stall_torque and no_load_speed",
                         m.name, "actuator.supply_voltage", a.supply_voltage)

@@ -149,6 +149,15 @@ _FIELD_DOCS = {
     "actuator.friction": "Coulomb friction of the gear, N*m.",
     "actuator.viscous_friction": "Viscous friction of the gear, N*m*s/rad (adds to "
                                  "damping_constant).",
+    "actuator.friction_stribeck": "Friction of the gear added near rest, N*m.",
+    "actuator.load_friction_external": "The gear's friction per N*m of external load.",
+    "actuator.load_friction_motor": "The gear's friction per N*m of motor torque.",
+    "actuator.load_friction_external_stribeck": "Near rest, more friction per N*m of "
+                                                "external load.",
+    "actuator.load_friction_motor_stribeck": "Near rest, more friction per N*m of motor "
+                                             "torque.",
+    "actuator.stribeck_velocity": "The speed the friction near rest fades over, rad/s.",
+    "actuator.stribeck_alpha": "How sharply the friction near rest fades with the speed.",
     "actuator.armature": "The rotor's inertia at the output, kg*m^2 (adds to inertia).",
     "actuator.control": "Position control law: webots, or the dynamixel or feetech firmware's.",
     "actuator.gains": "The firmware's position gains [P, I, D], device units.",
