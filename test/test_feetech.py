@@ -115,6 +115,59 @@ def test_the_emulators_eeprom_file_keeps_what_a_servo_keeps_across_restarts(tmp_
         assert bus.get(1, emu.HOMING_OFFSET, 2) == 0
 
 
+def _sdk_on(bus):
+    port, ph = scs.PortHandler(bus.port), scs.protocol_packet_handler()
+    assert port.openPort() and port.setBaudRate(1000000)
+    return port, ph
+
+
+def test_a_servo_answers_at_the_id_written_and_keeps_it_as_a_real_one(tmp_path):
+    """Issue 35: the ID register (5) is the id a servo answers at, from the next packet
+    on (LeRobot's setup_motors writes it); written while Lock is 0 it is kept across a
+    restart (--eeprom), while Lock is 1 it is gone after one. The parent still names the
+    servos by --ids."""
+    path = tmp_path / "arm.json"
+    with emu.EmulatorProcess([1, 2], eeprom=path) as bus:
+        port, ph = _sdk_on(bus)
+        try:
+            assert ph.writeTxRx(port, 2, emu.LOCK, 1, [0])[0] == scs.COMM_SUCCESS
+            assert ph.writeTxRx(port, 2, emu.ID, 1, [7]) == (scs.COMM_SUCCESS, 0)
+            assert ph.ping(port, 7)[:2] == (777, scs.COMM_SUCCESS)
+            assert ph.ping(port, 2)[1] == scs.COMM_RX_TIMEOUT  # nobody there now
+            assert ph.readTxRx(port, 7, emu.ID, 1)[0] == [7]
+            # the sync read LeRobot's bus uses, at the new id
+            group = scs.GroupSyncRead(port, ph, emu.MODEL_NUMBER, 2)
+            assert group.addParam(1) and group.addParam(7)
+            assert group.txRxPacket() == scs.COMM_SUCCESS
+            assert [group.getData(i, emu.MODEL_NUMBER, 2) for i in (1, 7)] == [777, 777]
+            assert ph.writeTxRx(port, 1, emu.ID, 1, [9])[0] == scs.COMM_SUCCESS  # Lock 1
+            assert ph.ping(port, 9)[:2] == (777, scs.COMM_SUCCESS)
+        finally:
+            port.closePort()
+        assert bus.get(2, emu.ID, 1) == 7
+    with emu.EmulatorProcess([1, 2], eeprom=path) as bus:  # powered up again
+        port, ph = _sdk_on(bus)
+        try:
+            assert [ph.ping(port, i)[1] for i in (1, 7, 2, 9)] == [
+                scs.COMM_SUCCESS, scs.COMM_SUCCESS, scs.COMM_RX_TIMEOUT, scs.COMM_RX_TIMEOUT]
+        finally:
+            port.closePort()
+    saved = json.loads(path.read_text())
+    assert saved["first_address"] == emu.ID and saved["servos"]["2"][0] == 7
+
+
+def test_an_eeprom_file_from_before_the_id_was_kept_still_loads(tmp_path):
+    """Files written before the ID was kept start at byte 6 (34 bytes): read as they
+    were, the servos at their --ids."""
+    path = tmp_path / "arm.json"
+    kept = list(emu.Servo(1).table[6:40])  # as shipped
+    kept[emu.HOMING_OFFSET - 6:emu.HOMING_OFFSET - 4] = [0x2C, 0x09]  # -300
+    path.write_text(json.dumps({"first_address": 6, "servos": {"1": kept}}))
+    with emu.EmulatorProcess([1], eeprom=path) as bus:
+        assert bus.get(1, emu.HOMING_OFFSET, 2) == -300
+        assert bus.get(1, emu.ID, 1) == 1
+
+
 def test_a_bad_eeprom_file_stops_the_emulator_with_its_name(tmp_path):
     path = tmp_path / "arm.json"
     path.write_text('{"first_address": 6, "servos": {"1": [1, 2]}}')

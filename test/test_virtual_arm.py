@@ -213,3 +213,38 @@ def test_lerobots_so101_follower_drives_the_virtual_arm_and_its_calibration_is_k
             # at rest under the arm's weight a loaded joint sags by what P holds it with
             assert abs(present[joint] - expected) <= 16, (joint, present, expected)
             assert observed[f"{joint}.pos"] == pytest.approx(goal, abs=1.5), observed
+
+
+SETUP_MOTOR = """
+import sys
+from lerobot.motors import Motor, MotorNormMode
+from lerobot.motors.feetech import FeetechMotorsBus
+bus = FeetechMotorsBus(port=sys.argv[1],
+                       motors={"gripper": Motor(6, "sts3215", MotorNormMode.RANGE_0_100)})
+bus.setup_motor("gripper")
+print(bus.broadcast_ping())
+"""
+
+
+def test_lerobots_setup_motor_gives_a_servo_its_id_and_the_servo_keeps_it(tmp_path):
+    """LeRobot's setup_motor (what lerobot-setup-motors runs for each servo, connected
+    alone): it finds the servo by a broadcast ping (factory id 1), writes its ID (6, the
+    gripper's) and Baud Rate; the servo answers at 6 from then on and after a restart
+    (--eeprom), as a real one does."""
+    python, why = _lerobot_python()
+    if python is None:
+        pytest.skip(why)
+    eeprom = tmp_path / "gripper.json"
+    with emu.EmulatorProcess([1], servo="STS3215-7.4V", eeprom=eeprom) as bus:
+        out = subprocess.run([python, "-c", SETUP_MOTOR, bus.port], capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert out.stdout.strip().splitlines()[-1] == "{6: 777}"
+    with emu.EmulatorProcess([1], servo="STS3215-7.4V", eeprom=eeprom) as bus:
+        port, packet = scs.PortHandler(bus.port), scs.PacketHandler(0)
+        assert port.openPort() and port.setBaudRate(1_000_000)
+        try:
+            assert packet.ping(port, 6)[:2] == (777, scs.COMM_SUCCESS)
+            assert packet.ping(port, 1)[1] == scs.COMM_RX_TIMEOUT
+        finally:
+            port.closePort()

@@ -42,9 +42,15 @@ motor fields a recording should find (inertia, friction...).
 Modes 2 (PWM) and 3 (step) hold still. EEPROM writes take effect whatever Lock says
 (Lock only decides whether a real servo keeps them after power-off). With ``--eeprom
 FILE`` the bus keeps what a real servo keeps across power cycles: the EEPROM bytes
-(addresses 6-39: limits, gains, dead zones, homing offset, operating mode...) written
-while Lock is 0 go to FILE (JSON, by id) and are the servos' registers at the next start.
-The ID byte is not kept: the servos answer at ``--ids``.
+(addresses 5-39: id, limits, gains, dead zones, homing offset, operating mode...)
+written while Lock is 0 go to FILE (JSON, by the servo's place in ``--ids``) and are the
+servos' registers at the next start.
+
+A servo answers at its ID register (5): written, the servo answers the write from the
+old id and the next packets at the new one, as LeRobot's setup_motors expects of a real
+servo (two servos given one id both answer, as on a real bus). ``--ids`` are the
+servos as shipped (the arm's joints, in order); the parent's requests (``get``,
+``set``, ``silence``, faults) name a servo by them.
 
 Run it in a child process (:class:`EmulatorProcess`), as for ``dxl_emulator``; the
 parent injects faults (no reply, a wrong checksum on replies, overload, overheat,
@@ -90,8 +96,10 @@ PRESENT_POSITION, PRESENT_SPEED, PRESENT_LOAD, PRESENT_VOLTAGE = 56, 58, 60, 62
 PRESENT_TEMPERATURE, STATUS, MOVING, PRESENT_CURRENT = 63, 65, 66, 69
 TABLE_SIZE = 87
 EEPROM_FIRST, RAM_FIRST, READ_ONLY_FIRST = 5, 40, 56
-#: the EEPROM bytes a servo keeps across power cycles in --eeprom's file (the ID aside)
-KEPT = range(ID + 1, RAM_FIRST)
+#: the EEPROM bytes a servo keeps across power cycles in --eeprom's file
+KEPT = range(ID, RAM_FIRST)
+#: files written before the ID was kept start at the byte after it
+KEPT_WITHOUT_ID = ID + 1
 
 STS3215, SCS0009 = 777, 1284
 #: address -> (size, default) of what each series holds (unlisted bytes read 0)
@@ -235,6 +243,7 @@ class Bus(emulator.EmulatedBus):
                 s.kept = bytes(s.table[KEPT.start:KEPT.stop])
         if eeprom is not None and eeprom.exists():
             self._load_eeprom(eeprom)
+        self._route()
         for i in ids:
             self._apply(i)
             self._present(i)
@@ -316,10 +325,13 @@ class Bus(emulator.EmulatedBus):
 
     # ------------------------------------------------------------------ the protocol
 
-    def _reply(self, i: int, params: bytes = b"") -> bytes:
+    def _reply(self, i: int, params: bytes = b"", as_id: int | None = None) -> bytes:
+        """Servo ``i``'s status packet, from its id (``as_id``: the one it had when the
+        instruction came, as after a write of its ID)."""
         if i in self.silent:
             return b""
-        out = packet(i, self.servos[i].faults, params)
+        servo = self.servos[i]
+        out = packet(servo.get(ID, 1) if as_id is None else as_id, servo.faults, params)
         if self.corrupt:
             self.corrupt -= 1
             out = out[:-1] + bytes((out[-1] ^ 0xFF,))
@@ -328,7 +340,19 @@ class Bus(emulator.EmulatedBus):
     def _write(self, i: int, address: int, data: bytes) -> None:
         if self.servos[i].write(address, data) and self.eeprom is not None:
             self._save_eeprom(self.eeprom)
+        if address <= ID < address + len(data):
+            self._route()
         self._apply(i)
+
+    def _route(self) -> None:
+        """Which servos answer each id: their ID registers."""
+        self.answering: dict[int, list[int]] = {}
+        for i, servo in self.servos.items():
+            self.answering.setdefault(servo.get(ID, 1), []).append(i)
+
+    def _at(self, servo_id: int) -> list[int]:
+        """The servos (by their ``--ids``) whose ID register is ``servo_id``."""
+        return self.answering.get(servo_id, [])
 
     # ------------------------------------------------------------------ --eeprom
 
@@ -337,7 +361,8 @@ class Bus(emulator.EmulatedBus):
         servo where it cannot be read)."""
         try:
             saved = json.loads(path.read_text())
-            if not isinstance(saved, dict) or saved.get("first_address") != KEPT.start:
+            first = saved.get("first_address") if isinstance(saved, dict) else None
+            if first not in (KEPT.start, KEPT_WITHOUT_ID):
                 raise ValueError(f"not a servo_sim STS EEPROM file (first_address "
                                  f"{KEPT.start})")
             for key, values in saved.get("servos", {}).items():
@@ -345,10 +370,11 @@ class Bus(emulator.EmulatedBus):
                 if servo is None:
                     continue  # a servo not on this bus (--ids)
                 kept = bytes(values)
-                if len(kept) != len(KEPT):
-                    raise ValueError(f"servo {key}: {len(kept)} bytes, expected {len(KEPT)}")
-                servo.table[KEPT.start:KEPT.stop] = kept
-                servo.kept = kept
+                if len(kept) != KEPT.stop - first:
+                    raise ValueError(f"servo {key}: {len(kept)} bytes, expected "
+                                     f"{KEPT.stop - first}")
+                servo.table[first:KEPT.stop] = kept
+                servo.kept = bytes(servo.table[KEPT.start:KEPT.stop])
         except (OSError, ValueError, TypeError) as exc:
             raise ValueError(f"--eeprom {path}: {exc}") from None
 
@@ -367,23 +393,25 @@ class Bus(emulator.EmulatedBus):
         if instruction == SYNC_READ and servo_id == BROADCAST_ID and len(params) >= 2:
             address, size = params[0], params[1]
             out = b""
-            for i in params[2:]:
-                if i not in self.servos or i in self.silent or self.servos[i].scs:
+            for asked in params[2:]:
+                servos = self._at(asked)
+                if not servos or any(i in self.silent or self.servos[i].scs for i in servos):
                     break  # those after a silent one (an SCS: no sync read) wait for it
-                out += self._reply(i, bytes(self.servos[i].table[address:address + size]))
+                for i in servos:
+                    out += self._reply(i, bytes(self.servos[i].table[address:address + size]))
             return out
         if instruction == SYNC_WRITE and servo_id == BROADCAST_ID and len(params) >= 2:
             address, size = params[0], params[1]
             for k in range(2, len(params) - size, size + 1):
-                i = params[k]
-                if i in self.servos and i not in self.silent:
-                    self._write(i, address, params[k + 1:k + 1 + size])
+                for i in self._at(params[k]):
+                    if i not in self.silent:
+                        self._write(i, address, params[k + 1:k + 1 + size])
             return b""
-        targets = list(self.servos) if servo_id == BROADCAST_ID else (
-            [servo_id] if servo_id in self.servos else [])
+        targets = list(self.servos) if servo_id == BROADCAST_ID else self._at(servo_id)
         out = b""
         for i in targets:
             s = self.servos[i]
+            was = s.get(ID, 1)  # a write of the ID is answered from the id written to
             answer = instruction in (PING, READ) or s.get(RESPONSE_LEVEL, 1) == 1
             if instruction == READ and len(params) == 2:
                 out += self._reply(i, bytes(s.table[params[0]:params[0] + params[1]]))
@@ -398,8 +426,10 @@ class Bus(emulator.EmulatedBus):
             elif instruction != PING:
                 continue  # not an instruction of this servo: no reply
             if answer:
-                out += self._reply(i)
-        return out if servo_id != BROADCAST_ID else b""
+                out += self._reply(i, as_id=was)
+        # a broadcast is answered by nobody, a broadcast ping by every servo (LeRobot's
+        # setup finds a servo that way)
+        return out if servo_id != BROADCAST_ID or instruction == PING else b""
 
     def feed(self, buffer: bytearray) -> bytes:
         """Consume every whole packet at the front of ``buffer``; the replies."""
@@ -461,6 +491,8 @@ class Bus(emulator.EmulatedBus):
                 self.sim.bank.position[list(self.servos).index(servo_id)] = \
                     self._rad(s, value + offset)
             elif address < PRESENT_POSITION:
+                if address == ID:
+                    self._route()
                 self._apply(servo_id)
         else:
             return super().device_control(kind, args)
@@ -501,8 +533,9 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scs", type=int, nargs="*", default=[],
                         help="those ids are SCS0009 servos (big-endian), not STS3215")
     parser.add_argument("--eeprom", type=Path, metavar="FILE",
-                        help="keep the servos' EEPROM (written while Lock is 0: calibration, "
-                             "limits, gains) in FILE across restarts, as real servos do")
+                        help="keep the servos' EEPROM (written while Lock is 0: id, "
+                             "calibration, limits, gains) in FILE across restarts, as real "
+                             "servos do")
 
 
 def main(argv: list[str] | None = None) -> int:
