@@ -24,7 +24,7 @@ import math
 import pytest
 from conftest import cycle_until, cycle_until_settled
 
-from servo_sim.hardware import HardwareSystem, sts_emulator
+from servo_sim.hardware import HardwareSystem, dxl_emulator, sts_emulator
 from servo_sim.model import Motor, Simulation, parse_config
 
 TICK = 2 * math.pi / 4096
@@ -139,25 +139,49 @@ def test_the_emulated_sts3215_reads_speed_0_and_a_still_position_at_rest():
     assert abs(position - (2048 + GOAL / TICK)) <= 2  # the dead zone and the rounding
 
 
-def _rest_on_emulator(bus) -> tuple[int, set[tuple[int, int]]]:
-    """Move the emulated servo 1 to GOAL through the feetech plugin, wait until its
-    position holds for 0.3 s of its own time, then watch it for 1 s: the position it
-    settled at, and every (position, speed) read meanwhile."""
+def test_the_emulated_xm430_reads_velocity_0_and_a_still_position_at_rest():
+    """The same through the dynamixel plugin on the emulated X-series bus: Present
+    Velocity 0 and one Present Position for 1 s of the servo's time, within the
+    unloaded band of the hand calculation (the MX-64's friction over k: 3.1 ticks) and
+    one tick of rounding of the goal."""
+    with dxl_emulator.EmulatorProcess([1], realtime=True, servo="XM430-W350-T") as bus:
+        position, seen = _rest_on_emulator(bus, "dynamixel")
+    assert seen == {(position, 0)}
+    _, high = resting_errors("XM430-W350-T", 0.0)
+    assert abs(position - (2048 + GOAL / TICK)) <= high + 1.0
+
+
+#: per plugin: the emulator module, the Present Position and Present speed registers
+#: (address, size) and the plugin's settings of servo 1
+EMULATED = {
+    "feetech": (sts_emulator, (sts_emulator.PRESENT_POSITION, 2),
+                (sts_emulator.PRESENT_SPEED, 2), {"id": 1}),
+    "dynamixel": (dxl_emulator, (dxl_emulator.PRESENT_POSITION, 4),
+                  (dxl_emulator.PRESENT_VELOCITY, 4), {"id": 1, "torque_constant": 4.1 / 2.3}),
+}
+
+
+def _rest_on_emulator(bus, plugin: str = "feetech") -> tuple[int, set[tuple[int, int]]]:
+    """Move the emulated servo 1 to GOAL through ``plugin``, wait until its position
+    holds for 0.3 s of its own time, then watch it for 1 s: the position it settled at,
+    and every (position, speed) read meanwhile."""
+    _, position_register, speed_register, settings = EMULATED[plugin]
+    hardware = {"plugin": plugin, "port": bus.port, "j": settings}
+    if plugin == "dynamixel":
+        hardware["baud_rate"] = 4000000
     system = HardwareSystem(parse_config({
-        "basic_time_step_ms": 8,
-        "hardware": {"plugin": "feetech", "port": bus.port, "j": {"id": 1}},
+        "basic_time_step_ms": 8, "hardware": hardware,
         "motors": [{"name": "j", "min_position": -3.0, "max_position": 3.0}]}))
     try:
         assert system.start(), system.component.reason
         system.command("j", Motor.set_position, GOAL)
         position = cycle_until_settled(
-            system, bus, lambda: bus.get(1, sts_emulator.PRESENT_POSITION, 2), hold_s=0.3)
+            system, bus, lambda: bus.get(1, *position_register), hold_s=0.3)
         seen: set[tuple[int, int]] = set()
         start = bus.time()
 
         def watched() -> bool:
-            seen.add((bus.get(1, sts_emulator.PRESENT_POSITION, 2),
-                      bus.get(1, sts_emulator.PRESENT_SPEED, 2)))
+            seen.add((bus.get(1, *position_register), bus.get(1, *speed_register)))
             return bus.time() - start >= 1.0
 
         cycle_until(system, watched, "1 s of the servo's time")
