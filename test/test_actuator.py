@@ -179,6 +179,42 @@ def test_a_gear_holding_a_load_holds_more_than_coulomb_friction():
     assert held.motors[0].velocity == 0.0
 
 
+@settings(max_examples=40, deadline=None)
+@given(friction=st.floats(0.01, 0.5), k_motor=st.floats(0.0, 0.45),
+       k_motor_s=st.floats(0.0, 0.45), margin=st.sampled_from([0.99, 1.01]))
+def test_the_motors_own_torque_loads_the_gear_too(friction, k_motor, k_motor_s, margin):
+    """set_torque(T), no load: the gear's friction at rest is f + (k_mot + k_mot_s) T
+    (bam's |0 - T k|), so T moves the joint only beyond f / (1 - k_mot - k_mot_s): 0.99x
+    of it stays at (0, 0), 1.01x turns."""
+    threshold = friction / (1.0 - k_motor - k_motor_s)
+    sim = motor({"friction": friction, "load_friction_motor": k_motor,
+                 "load_friction_motor_stribeck": k_motor_s, "stribeck_velocity": 0.05,
+                 "stribeck_alpha": 1.5}, inertia=0.01)
+    m = sim.motors[0]
+    m.set_torque(threshold * margin)
+    sim.step(200)
+    if margin < 1.0:
+        assert (m.position, m.velocity) == (0.0, 0.0)
+    else:
+        assert m.velocity > 0.0
+
+
+@pytest.mark.parametrize(("torque", "moves"), [(-0.2, True), (0.3, False)],
+                         ids=["with-the-load", "against-the-load"])
+def test_the_gear_friction_is_directional(torque, moves):
+    """A load of -0.2 N*m and set_torque(T), k_ext 0.5, k_mot 0.2, f 0.05 (no Stribeck).
+    With the load (T = -0.2): net -0.4 against f + |-0.2 x 0.5 + 0.2 x 0.2| = 0.11:
+    moves. Against it (T = 0.3): net +0.1 against f + |-0.1 - 0.06| = 0.21: held (with
+    the motor's term of the wrong sign it would be 0.09, and move)."""
+    sim = motor({"friction": 0.05, "load_friction_external": 0.5,
+                 "load_friction_motor": 0.2}, inertia=0.01, load={"external": -0.2})
+    m = sim.motors[0]
+    m.set_torque(torque)
+    sim.step(100)
+    assert (m.velocity != 0.0) is moves
+    assert (m.velocity < 0.0) is moves
+
+
 def test_the_friction_near_rest_fades_with_the_speed():
     """Coasting at 1 rad/s, unpowered: one 1 ms step takes c dt / I off the speed, with
     c = f + friction_stribeck exp(-(w / w_s) ^ alpha) = 0.5 + 0.3 exp(-1) = 0.61036 N*m

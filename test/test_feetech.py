@@ -156,6 +156,21 @@ def test_a_servo_answers_at_the_id_written_and_keeps_it_as_a_real_one(tmp_path):
     assert saved["first_address"] == emu.ID and saved["servos"]["2"][0] == 7
 
 
+def test_a_sync_write_of_ids_finds_each_servo_at_the_id_it_had_when_it_came():
+    """One SYNC WRITE of the ID register, 1 -> 2 and 2 -> 3: servo 1 becomes 2 and
+    servo 2 becomes 3 (each servo matches its id once, as the packet arrives; not 1 -> 2
+    -> 3 in a cascade)."""
+    with emu.EmulatorProcess([1, 2, 3]) as bus:
+        port, ph = _sdk_on(bus)
+        try:
+            group = scs.GroupSyncWrite(port, ph, emu.ID, 1)
+            assert group.addParam(1, [2]) and group.addParam(2, [3])
+            assert group.txPacket() == scs.COMM_SUCCESS
+        finally:
+            port.closePort()
+        assert [bus.get(i, emu.ID, 1) for i in (1, 2, 3)] == [2, 3, 3]
+
+
 def test_an_eeprom_file_from_before_the_id_was_kept_still_loads(tmp_path):
     """Files written before the ID was kept start at byte 6 (34 bytes): read as they
     were, the servos at their --ids."""

@@ -364,7 +364,8 @@ class Bus(emulator.EmulatedBus):
             first = saved.get("first_address") if isinstance(saved, dict) else None
             if first not in (KEPT.start, KEPT_WITHOUT_ID):
                 raise ValueError(f"not a servo_sim STS EEPROM file (first_address "
-                                 f"{KEPT.start})")
+                                 f"{KEPT.start}, or {KEPT_WITHOUT_ID} from before the ID "
+                                 f"was kept)")
             for key, values in saved.get("servos", {}).items():
                 servo = self.servos.get(int(key))
                 if servo is None:
@@ -402,10 +403,12 @@ class Bus(emulator.EmulatedBus):
             return out
         if instruction == SYNC_WRITE and servo_id == BROADCAST_ID and len(params) >= 2:
             address, size = params[0], params[1]
-            for k in range(2, len(params) - size, size + 1):
-                for i in self._at(params[k]):
-                    if i not in self.silent:
-                        self._write(i, address, params[k + 1:k + 1 + size])
+            # each servo finds its id once, as the packet arrives (ids may change in it)
+            writes = [(i, params[k + 1:k + 1 + size])
+                      for k in range(2, len(params) - size, size + 1)
+                      for i in self._at(params[k]) if i not in self.silent]
+            for i, data in writes:
+                self._write(i, address, data)
             return b""
         targets = list(self.servos) if servo_id == BROADCAST_ID else self._at(servo_id)
         out = b""

@@ -382,9 +382,8 @@ class MotorBank:
             force = act.force(wanted, v_cmd, duty, p, mass, limit)
             force = act.backlash(force, p, mass, v_cmd, duty, self._active_gain > 0.0)
             friction = None
-            if act.any_load_dependent:  # the loads alone: p less the inertia's momentum
-                friction = act.friction_budget(self.velocity,
-                                               p - self._inertia_dt * self.velocity, force)
+            if act.any_load_dependent:
+                friction = self._friction_budget(act, p, force)
             v_new = act.velocity(p + force, mass, friction)
         x_new = v_new * dt
         x_new += x
@@ -398,6 +397,19 @@ class MotorBank:
         force *= self._active_gain  # friction of an off motor is not motor force
         self.motor_force = force
         self.energy += np.abs(force) * self._energy_per_force
+
+    def _friction_budget(self, act: Actuators, p: np.ndarray,
+                         force: np.ndarray) -> np.ndarray:
+        """The gear's load-dependent friction (``Actuators.friction_budget``): the
+        external load is the step's ``p`` less the inertia's momentum and the motor's own
+        torque (set_torque's, under force control); the motor's torque is the drive's
+        ``force`` of powered motors (an off motor's is its static friction) and set_torque's."""
+        external = p - self._inertia_dt * self.velocity
+        motor = force * self._active_gain
+        if self._any_force_control:
+            external -= self.applied_force
+            motor += self.applied_force
+        return act.friction_budget(self.velocity, external, motor)
 
     def _step_kinematic(self) -> None:
         """Webots without physics: velocity ramps, position walks to the target."""
