@@ -78,6 +78,13 @@ def test_sign_magnitude_matches_the_sdk(value):
     assert emu.from_sign_magnitude(scs.SCS_TOSCS(value, 15), 15) == value
 
 
+def _sdk_on(bus):
+    """The vendor SDK on the emulated bus, open: (port, packet handler)."""
+    port, ph = scs.PortHandler(bus.port), scs.protocol_packet_handler()
+    assert port.openPort() and port.setBaudRate(1000000)
+    return port, ph
+
+
 def test_the_emulators_eeprom_file_keeps_what_a_servo_keeps_across_restarts(tmp_path):
     """Issue 35: with --eeprom, what is written to EEPROM while Lock is 0 (LeRobot's
     calibration: homing offset and limits, between Lock 0 and Lock 1) is there at the
@@ -85,13 +92,8 @@ def test_the_emulators_eeprom_file_keeps_what_a_servo_keeps_across_restarts(tmp_
     as on a real servo. Through the vendor's SDK, bytes by hand (little-endian)."""
     path = tmp_path / "arm.json"
 
-    def sdk(bus):
-        port, ph = scs.PortHandler(bus.port), scs.protocol_packet_handler()
-        assert port.openPort() and port.setBaudRate(1000000)
-        return port, ph
-
     with emu.EmulatorProcess([1, 2], eeprom=path) as bus:
-        port, ph = sdk(bus)
+        port, ph = _sdk_on(bus)
         try:
             assert ph.writeTxRx(port, 1, emu.LOCK, 1, [0]) == (scs.COMM_SUCCESS, 0)
             # homing offset -300: sign bit 11, 300 | 0x800 = 0x092C
@@ -113,12 +115,6 @@ def test_the_emulators_eeprom_file_keeps_what_a_servo_keeps_across_restarts(tmp_
     # without the file, the factory registers
     with emu.EmulatorProcess([1]) as bus:
         assert bus.get(1, emu.HOMING_OFFSET, 2) == 0
-
-
-def _sdk_on(bus):
-    port, ph = scs.PortHandler(bus.port), scs.protocol_packet_handler()
-    assert port.openPort() and port.setBaudRate(1000000)
-    return port, ph
 
 
 def test_a_servo_answers_at_the_id_written_and_keeps_it_as_a_real_one(tmp_path):
@@ -195,8 +191,7 @@ def test_a_bad_eeprom_file_stops_the_emulator_with_its_name(tmp_path):
 
 def test_emulator_over_the_pty_with_the_sdk():
     with emu.EmulatorProcess([1, 2], scs=[2]) as bus:
-        port, ph = scs.PortHandler(bus.port), scs.protocol_packet_handler()
-        assert port.openPort() and port.setBaudRate(1000000)
+        port, ph = _sdk_on(bus)
         try:
             # model numbers: 777 little-endian (STS3215), 1284 big-endian (SCS0009)
             assert ph.readTxRx(port, 1, emu.MODEL_NUMBER, 2) == ([0x09, 0x03], scs.COMM_SUCCESS, 0)

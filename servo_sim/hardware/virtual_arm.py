@@ -18,8 +18,8 @@ LeRobot's calibration written once is found again.
 
 Left out: the coupling of the joints' dynamics (one joint's acceleration pushing on
 another), the servos' own housings beyond the links' masses, backlash, contact with
-anything (the table, an object in the gripper), cameras. The servos' ids are fixed
-(``--ids`` of the emulator): a write of the ID register is not followed.
+anything (the table, an object in the gripper), cameras. A write of a servo's ID
+register is followed and kept (:mod:`.sts_emulator`).
 
 Command line::
 

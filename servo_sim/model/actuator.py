@@ -106,8 +106,7 @@ class Actuators:
         self.deadband = col(lambda a: a.deadband)
         self.any_deadband = bool(self.deadband.any())
         self.friction = col(lambda a: a.friction)
-        self.load_dependent = [a.load_dependent for a in acts]
-        self.any_load_dependent = any(self.load_dependent)
+        self.any_load_dependent = any(a.load_dependent for a in acts)
         self.any_friction = bool(self.friction.any()) or self.any_load_dependent
         if self.any_load_dependent:  # Rhoban/bam's M5 friction budget
             self.load_friction = np.array([[a.load_friction_external, a.load_friction_motor,

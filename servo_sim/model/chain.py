@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .config import STANDARD_GRAVITY, ConfigError
-from .physics import Mass, combined, joint_load
+from .physics import Mass, combined, joint_load, rotation_matrix
 from .urdf import _float, _root
 
 _MOVABLE = ("revolute", "continuous", "prismatic")
@@ -35,13 +35,6 @@ def rpy_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
     return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
                      [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
                      [-sp, cp * sr, cp * cr]])
-
-
-def axis_rotation(axis: np.ndarray, angle: float) -> np.ndarray:
-    """Rotation by ``angle`` about the unit vector ``axis`` (Rodrigues)."""
-    x, y, z = axis
-    k = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    return np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * k @ k
 
 
 @dataclass(frozen=True)
@@ -170,7 +163,7 @@ class KinematicTree:
                 if j.type == "prismatic":
                     below = visit(j.child, r, t + r @ (j.axis * q))
                 else:
-                    below = visit(j.child, r @ axis_rotation(j.axis, q), t)
+                    below = visit(j.child, r @ rotation_matrix((*j.axis, q)), t)
                 carried[j.name] = below
                 if below is not None:
                     parts.append(below)
