@@ -6,6 +6,7 @@ Ctrl-C without launch escalating to SIGTERM (issue 18)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -243,3 +244,93 @@ def test_tf_from_the_nodes_joint_states_is_found_at_now_on_the_default_clock(tmp
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
+
+
+def _fleet_launch(tmp_path, *arguments: str) -> tuple[subprocess.Popen, Path]:
+    """``ros2 launch servo_sim fleet.launch.py ARGS`` in a process group of its own."""
+    require_ros("ros2launch", need="ros_launch")
+    ros2 = shutil.which("ros2")
+    assert ros2, "ros2launch is importable but no ros2 command is on PATH"
+    log = tmp_path / "fleet.log"
+    with log.open("w") as out:
+        return subprocess.Popen([ros2, "launch", "servo_sim", "fleet.launch.py", *arguments],
+                                stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True), log
+
+
+def _ctrl_c(launch: subprocess.Popen, log: Path, robots: int) -> str:
+    """SIGINT to the launch's group: it and every robot end with status 0."""
+    os.killpg(launch.pid, signal.SIGINT)
+    try:
+        assert launch.wait(timeout=30) == 0, log.read_text()
+    finally:
+        if launch.poll() is None:
+            os.killpg(launch.pid, signal.SIGKILL)
+    output = log.read_text()
+    assert len(re.findall(r"\[servo_sim_node-\d+\]: process has finished cleanly",
+                          output)) == robots, output
+    assert "SIGTERM" not in output and "SIGKILL" not in output, output
+    return output
+
+
+def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
+        tmp_path, monkeypatch):
+    """Issue 33: robots:=3 discovery:=server: r0..r2 publish through the server the launch
+    started, a super client (the environment the launch logs) sees the three, Ctrl-C
+    ends all."""
+    from test_fleet_process import Watcher, free_port, newcomer_sees
+
+    from servo_sim.ros import fleet
+
+    port = free_port()
+    launch, log = _fleet_launch(tmp_path, "robots:=3", "discovery:=server",
+                                f"discovery_port:={port}")
+    discovery = fleet.discovery("server", str(port))
+    for k, v in discovery.node_environment().items():
+        monkeypatch.setenv(k, v)
+    watcher = None
+    try:
+        watcher = Watcher(["r0", "r1", "r2"])
+        watcher.until_every_robot_published()
+        assert newcomer_sees("r2", 60.0, discovery.tool_environment()) == ["r0", "r1", "r2"]
+    finally:
+        if watcher:
+            watcher.close()
+        output = _ctrl_c(launch, log, robots=3)
+    assert f"export ROS_DISCOVERY_SERVER='127.0.0.1:{port}' ROS_SUPER_CLIENT='TRUE'" in output
+    assert "[discovery_server_0-1]: process started" in output
+
+
+def test_a_fleet_launch_takes_namespaces_and_a_config_per_robot(tmp_path, monkeypatch):
+    """Simple discovery (a ROS_DISCOVERY_SERVER of the shell is not followed), two robots
+    by name, each with its own config."""
+    from sensor_msgs.msg import JointState
+    from test_fleet_process import Watcher
+
+    monkeypatch.setenv("ROS_DISCOVERY_SERVER", "127.0.0.1:9")  # nobody there
+    three = tmp_path / "three.yaml"
+    three.write_text("/**/servo_sim:\n  ros__parameters:\n    motors: [a, b, c]\n")
+    configs = f"{REPO / 'config' / 'servo_sim.yaml'},{three}"
+    launch, log = _fleet_launch(tmp_path, "namespaces:=left right", f"configs:={configs}")
+    monkeypatch.delenv("ROS_DISCOVERY_SERVER")
+    names: dict[str, list[str]] = {}
+    watcher = None
+    try:
+        watcher = Watcher(["left", "right"])
+        for ns in ("left", "right"):
+            watcher.node.create_subscription(
+                JointState, f"/{ns}/joint_states",
+                lambda m, ns=ns: names.setdefault(ns, list(m.name)), 10)
+        watcher.until_every_robot_published()
+    finally:
+        if watcher:
+            watcher.close()
+        _ctrl_c(launch, log, robots=2)
+    assert names["left"] == ["arm", "gripper"]
+    assert names["right"] == ["a", "b", "c"]
+
+
+def test_a_bad_fleet_argument_is_one_line_naming_it(tmp_path):
+    launch, log = _fleet_launch(tmp_path, "robots:=ten")
+    assert launch.wait(timeout=60) != 0
+    assert "robots:='ten': must be a whole number from 1 to 1000" in log.read_text()

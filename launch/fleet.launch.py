@@ -1,0 +1,94 @@
+"""Start a fleet of servo_sim robots on one domain, each its own servo_sim node in its own
+namespace: ``ros2 launch servo_sim fleet.launch.py robots:=10 discovery:=server``.
+
+Each robot is ``servo_sim.launch.py`` with ``namespace:=<ns>`` and its config (one for all,
+or one per robot): ``/<ns>/joint_states``, ``/<ns>/<motor>/...``. ``discovery`` picks how
+the participants find each other: ``simple`` (every participant learns every other
+one's endpoints), ``server`` (Fast DDS discovery servers started here, on this machine;
+``discovery_servers:=2`` for a redundant pair), or the addresses of servers running
+elsewhere. The launch logs the environment that ros2 tools need to see the fleet.
+"""
+
+from pathlib import Path
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import (
+    DeclareLaunchArgument,
+    ExecuteProcess,
+    GroupAction,
+    IncludeLaunchDescription,
+    LogInfo,
+    OpaqueFunction,
+    SetEnvironmentVariable,
+    UnsetEnvironmentVariable,
+)
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import LaunchConfiguration
+
+from servo_sim.ros import fleet
+from servo_sim.ros.launch_args import USE_SIM_TIME
+
+SHARE = Path(get_package_share_directory("servo_sim"))
+
+ARGUMENTS = (
+    ("robots", "2", f"Number of robots, namespaces r0 .. r<robots-1> (1 to "
+                    f"{fleet.MAX_ROBOTS}); 'namespaces' overrides it."),
+    ("namespaces", "", "The robots' namespaces instead, separated by commas or spaces, "
+                       "e.g. 'left,right'."),
+    ("config", str(SHARE / "config" / "servo_sim.yaml"),
+     "ROS parameters file with the motors, for every robot."),
+    ("configs", "", "One parameters file per robot instead, in the robots' order, "
+                    "separated by commas or spaces."),
+    ("discovery", "simple",
+     "simple; server: Fast DDS discovery server(s) started by this launch on 127.0.0.1; "
+     "or the running servers' host:port[;host:port...] (in server-id order)."),
+    ("discovery_port", str(fleet.DEFAULT_PORT),
+     "discovery:=server: the first server's port (the next ones take the ports after it)."),
+    ("discovery_servers", "1",
+     f"discovery:=server: how many redundant servers (1 to {fleet.MAX_SERVERS}); every "
+     f"participant is a client of all, so one may stop without anything being lost."),
+    ("use_sim_time", "false", USE_SIM_TIME),
+    ("real_time_factor", "1.0",
+     "Simulated seconds per wall-clock second, every robot; 0 = as fast as possible."),
+    ("log_level", "info", "Log level: debug, info, warn, error or fatal."),
+    ("executor", "auto", "rclpy executor: auto (events where rclpy has it), events or "
+                         "single_threaded."),
+)
+#: Arguments passed on to each robot's servo_sim.launch.py unchanged.
+_PASSED_ON = ("use_sim_time", "real_time_factor", "log_level", "executor")
+_DISCOVERY_VARIABLES = ("ROS_DISCOVERY_SERVER", "ROS_SUPER_CLIENT")
+
+
+def _fleet(context) -> list:
+    """The servers, the discovery environment and one servo_sim.launch.py per robot, once
+    the arguments are known (each checked: one line if bad)."""
+    def arg(name: str) -> str:
+        return LaunchConfiguration(name).perform(context)
+
+    plan = fleet.fleet(arg("robots"), arg("namespaces"), arg("config"), arg("configs"),
+                       arg("discovery"), arg("discovery_port"), arg("discovery_servers"))
+    actions: list = [LogInfo(msg=f"{len(plan.robots)} robots: "
+                                 f"{', '.join('/' + r.namespace for r in plan.robots)}"),
+                     LogInfo(msg=plan.discovery.tool_hint())]
+    actions += [ExecuteProcess(cmd=command, additional_env=env, name=f"discovery_server_{i}",
+                               output="log")
+                for i, (command, env) in enumerate(plan.discovery.server_commands())]
+    # the robots follow the discovery argument, not a ROS_DISCOVERY_SERVER of the shell
+    actions += [UnsetEnvironmentVariable(v) for v in _DISCOVERY_VARIABLES]
+    actions += [SetEnvironmentVariable(k, v)
+                for k, v in plan.discovery.node_environment().items()]
+    source = PythonLaunchDescriptionSource(str(SHARE / "launch" / "servo_sim.launch.py"))
+    for robot in plan.robots:
+        given = {"namespace": robot.namespace, "config": robot.config,
+                 **{name: arg(name) for name in _PASSED_ON}}
+        actions.append(GroupAction(scoped=True, actions=[
+            IncludeLaunchDescription(source, launch_arguments=given.items())]))
+    return actions
+
+
+def generate_launch_description() -> LaunchDescription:
+    """The launch arguments and the fleet."""
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=description)
+         for name, default, description in ARGUMENTS] + [OpaqueFunction(function=_fleet)])

@@ -1,0 +1,200 @@
+"""A fleet of servo_sim robots on one ROS domain: their namespaces and configs, and how
+their participants discover each other (simple discovery, or Fast DDS discovery servers)
+with the environment every node and the user's tools need.
+
+No ROS import: ``launch/fleet.launch.py``, the tests and ``bench_node.py fleet`` all build
+a fleet from here. A bad argument is one ``ValueError`` naming it, e.g.
+``robots:='ten': must be a whole number from 1 to 1000``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Fast DDS's default discovery server port (its ``fastdds discovery`` tool's default).
+DEFAULT_PORT = 11811
+#: Where the servers the launch starts listen: on this machine only.
+LOCAL_HOST = "127.0.0.1"
+#: The most robots and the most redundant servers a fleet launch takes.
+MAX_ROBOTS = 1000
+MAX_SERVERS = 4
+#: Fast DDS's discovery server executable (in the ROS 2 wheels' venv and in a ROS 2
+#: installation alike).
+SERVER_EXECUTABLE = "fast-discovery-server"
+#: How long a participant killed without a goodbye stays in others' graphs: Fast DDS's
+#: default participant lease duration (what rmw_fastrtps leaves it at), in seconds.
+LEASE_DURATION_S = 20.0
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Robot:
+    """One robot of the fleet: its node's namespace and its parameters file."""
+
+    namespace: str
+    config: str
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """How the fleet's participants find each other: simple discovery (no servers), or
+    the Fast DDS discovery servers at ``servers`` (``host:port``, in server-id order),
+    which the launch starts itself where ``started_here``."""
+
+    servers: tuple[str, ...] = ()
+    started_here: bool = False
+
+    @property
+    def simple(self) -> bool:
+        return not self.servers
+
+    def node_environment(self) -> dict[str, str]:
+        """Environment of every robot (and of any plain client, e.g. a newcomer calling a
+        service): empty for simple discovery."""
+        return {} if self.simple else {"ROS_DISCOVERY_SERVER": ";".join(self.servers)}
+
+    def tool_environment(self) -> dict[str, str]:
+        """Environment of tools that must see the whole graph (``ros2 node list``, the
+        ros2 daemon, rqt): super clients of the servers."""
+        return {} if self.simple else {**self.node_environment(), "ROS_SUPER_CLIENT": "TRUE"}
+
+    def tool_hint(self) -> str:
+        """The line that tells a user how to point ros2 tools at the fleet."""
+        if self.simple:
+            return "discovery: simple (every participant finds every other one)"
+        where = "started by this launch" if self.started_here else "given by address"
+        exports = " ".join(f"{k}='{v}'" for k, v in self.tool_environment().items())
+        return (f"discovery: Fast DDS discovery server(s) {';'.join(self.servers)} ({where});"
+                f" for ros2 tools that see the whole fleet: export {exports}; then "
+                f"'ros2 daemon stop' once (a running daemon keeps the discovery it started "
+                f"with)")
+
+    def server_commands(self) -> list[tuple[list[str], dict[str, str]]]:
+        """The command line and extra environment of each server the launch starts."""
+        if not self.started_here:
+            return []
+        executable = find_server()
+        env = library_environment(executable)
+        commands = []
+        for server_id, address in enumerate(self.servers):
+            host, port = address.rsplit(":", 1)
+            commands.append(([str(executable), "-i", str(server_id), "-l", host, "-p", port],
+                             env))
+        return commands
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """The robots and their discovery."""
+
+    robots: tuple[Robot, ...]
+    discovery: Discovery = field(default_factory=Discovery)
+
+
+def _count(value: str, name: str, low: int, high: int) -> int:
+    try:
+        count = int(value)
+    except ValueError:
+        count = None
+    if count is None or not low <= count <= high:
+        raise ValueError(f"{name}:={value!r}: must be a whole number from {low} to {high}")
+    return count
+
+
+def _words(value: str) -> list[str]:
+    """A list argument: words separated by commas or spaces, optionally in [ ]."""
+    return [w for w in re.split(r"[\s,]+", value.strip().strip("[]")) if w]
+
+
+def namespaces(robots: str, names: str = "") -> list[str]:
+    """The robots' namespaces: ``names`` where given (each a ROS name, no two alike),
+    else ``r0`` .. ``r{robots-1}``."""
+    if not names.strip():
+        return [f"r{k}" for k in range(_count(robots, "robots", 1, MAX_ROBOTS))]
+    given = [n.strip("/") for n in _words(names)]
+    for n in given:
+        if not _NAME.fullmatch(n):
+            raise ValueError(f"namespaces:={names!r}: {n!r} is not a ROS name (a letter, "
+                             f"then letters, digits or underscores)")
+    twice = sorted({n for n in given if given.count(n) > 1})
+    if twice:
+        raise ValueError(f"namespaces:={names!r}: {', '.join(twice)} given more than once")
+    if len(given) > MAX_ROBOTS:
+        raise ValueError(f"namespaces:={names!r}: {len(given)} robots, at most {MAX_ROBOTS}")
+    return given
+
+
+def configs(count: int, config: str, per_robot: str = "") -> list[str]:
+    """Each robot's parameters file: ``per_robot`` (one per robot) where given, else
+    ``config`` for all; each must exist."""
+    files = _words(per_robot) if per_robot.strip() else [config] * count
+    name = "configs" if per_robot.strip() else "config"
+    if len(files) != count:
+        raise ValueError(f"configs:={per_robot!r}: {len(files)} files for {count} robots")
+    for f in files:
+        if not Path(f).is_file():
+            raise ValueError(f"{name}:={f!r}: no such file")
+    return files
+
+
+def discovery(value: str, port: str = str(DEFAULT_PORT), servers: str = "1") -> Discovery:
+    """``simple``; ``server``: ``servers`` redundant servers the launch starts on this
+    machine at ``port``, ``port + 1``, ...; or the addresses of running servers,
+    ``host:port[;host:port...]`` (in server-id order)."""
+    if value == "simple":
+        return Discovery()
+    if value == "server":
+        first = _count(port, "discovery_port", 1024, 65535 - MAX_SERVERS)
+        count = _count(servers, "discovery_servers", 1, MAX_SERVERS)
+        return Discovery(tuple(f"{LOCAL_HOST}:{first + k}" for k in range(count)),
+                         started_here=True)
+    addresses = [a for a in re.split(r"[;,\s]+", value.strip()) if a]
+    for a in addresses:
+        host, _, number = a.rpartition(":")
+        if not host or not number.isdigit() or not 0 < int(number) < 65536:
+            raise ValueError(f"discovery:={value!r}: must be simple, server, or the "
+                             f"servers' host:port[;host:port...]")
+    return Discovery(tuple(addresses))
+
+
+def fleet(robots: str = "2", names: str = "", config: str = "", per_robot: str = "",
+          discovery_value: str = "simple", port: str = str(DEFAULT_PORT),
+          servers: str = "1") -> Fleet:
+    """A fleet from the launch arguments (each checked: one ``ValueError`` if bad)."""
+    spaces = namespaces(robots, names)
+    files = configs(len(spaces), config, per_robot)
+    return Fleet(tuple(Robot(n, c) for n, c in zip(spaces, files, strict=True)),
+                 discovery(discovery_value, port, servers))
+
+
+def find_server() -> Path:
+    """Fast DDS's discovery server: on PATH (a sourced ROS 2 installation), or beside
+    this Python (the ROS 2 wheels' venv, whose bin may not be on PATH)."""
+    found = shutil.which(SERVER_EXECUTABLE)
+    if found:
+        return Path(found)
+    beside = Path(sys.executable).parent / SERVER_EXECUTABLE
+    if beside.exists():
+        return beside
+    raise FileNotFoundError(
+        f"{SERVER_EXECUTABLE} not found on PATH nor beside {sys.executable}: it comes with "
+        f"Fast DDS (the ROS 2 wheels' venv, or a ROS 2 installation)")
+
+
+def library_environment(executable: Path) -> dict[str, str]:
+    """``LD_LIBRARY_PATH`` for the server: its prefix's ``lib`` and, in the wheels' venv,
+    the wheels' bundled library folders (``site-packages/ros_*.libs``), before what is
+    set already. (A sourced installation has them on the path already.)"""
+    prefix = executable.absolute().parent.parent
+    site = prefix / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" \
+        / "site-packages"
+    folders = [prefix / "lib", *sorted(site.glob("ros_*.libs"))]
+    current = os.environ.get("LD_LIBRARY_PATH", "")
+    return {"LD_LIBRARY_PATH": os.pathsep.join(
+        [str(f) for f in folders if f.is_dir()] + ([current] if current else []))}

@@ -1,0 +1,92 @@
+"""The fleet plan (servo_sim/ros/fleet.py, no ROS): namespaces, configs, the discovery
+and its environment, and each bad argument as one line naming it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from servo_sim.ros import fleet
+
+CONFIG = str(REPO / "config" / "servo_sim.yaml")
+SO101 = str(REPO / "config" / "so101.yaml")
+
+
+def test_a_count_of_robots_names_them_r0_to_rn():
+    plan = fleet.fleet("3", config=CONFIG)
+    assert [(r.namespace, r.config) for r in plan.robots] == [
+        ("r0", CONFIG), ("r1", CONFIG), ("r2", CONFIG)]
+    assert plan.discovery.simple
+    assert plan.discovery.node_environment() == {} == plan.discovery.tool_environment()
+    assert plan.discovery.server_commands() == []
+
+
+def test_namespaces_and_a_config_per_robot_override_the_count():
+    plan = fleet.fleet("7", "left, /right", config=CONFIG, per_robot=f"[{CONFIG},{SO101}]")
+    assert [(r.namespace, r.config) for r in plan.robots] == [
+        ("left", CONFIG), ("right", SO101)]
+
+
+def test_a_started_server_pair_takes_consecutive_ports_in_server_id_order():
+    d = fleet.discovery("server", "12000", "2")
+    assert d.servers == ("127.0.0.1:12000", "127.0.0.1:12001") and d.started_here
+    assert d.node_environment() == {"ROS_DISCOVERY_SERVER": "127.0.0.1:12000;127.0.0.1:12001"}
+    assert d.tool_environment() == {"ROS_DISCOVERY_SERVER": "127.0.0.1:12000;127.0.0.1:12001",
+                                    "ROS_SUPER_CLIENT": "TRUE"}
+    assert "export ROS_DISCOVERY_SERVER='127.0.0.1:12000;127.0.0.1:12001' " \
+           "ROS_SUPER_CLIENT='TRUE'" in d.tool_hint()
+    (first, env), (second, _) = d.server_commands()
+    assert Path(first[0]).name == fleet.SERVER_EXECUTABLE
+    assert first[1:] == ["-i", "0", "-l", "127.0.0.1", "-p", "12000"]
+    assert second[1:] == ["-i", "1", "-l", "127.0.0.1", "-p", "12001"]
+    assert set(env) == {"LD_LIBRARY_PATH"}
+
+
+def test_servers_given_by_address_are_used_not_started():
+    d = fleet.discovery("10.0.0.5:11811;10.0.0.6:11811")
+    assert d.servers == ("10.0.0.5:11811", "10.0.0.6:11811") and not d.started_here
+    assert d.server_commands() == []
+    assert "given by address" in d.tool_hint()
+
+
+def test_the_server_libraries_are_found_in_a_wheels_venv(tmp_path, monkeypatch):
+    """The wheels' venv: its lib and the bundled ros_*.libs folders, before what is set."""
+    prefix = tmp_path / "venv"
+    site = prefix / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" \
+        / "site-packages"
+    for folder in ("ros_rcl.libs", "ros_fastrtps.libs", "numpy.libs"):
+        (site / folder).mkdir(parents=True)
+    (prefix / "bin").mkdir()
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/already")
+    env = fleet.library_environment(prefix / "bin" / fleet.SERVER_EXECUTABLE)
+    assert env["LD_LIBRARY_PATH"].split(os.pathsep) == [
+        str(prefix / "lib"), str(site / "ros_fastrtps.libs"), str(site / "ros_rcl.libs"),
+        "/already"]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: fleet.namespaces("ten"), "robots:='ten': must be a whole number from 1 to 1000"),
+    (lambda: fleet.namespaces("0"), "robots:='0': must be a whole number from 1 to 1000"),
+    (lambda: fleet.namespaces("1", "a,2b"),
+     "namespaces:='a,2b': '2b' is not a ROS name (a letter, then letters, digits or "
+     "underscores)"),
+    (lambda: fleet.namespaces("1", "a b a"), "namespaces:='a b a': a given more than once"),
+    (lambda: fleet.configs(2, CONFIG, CONFIG), f"configs:={CONFIG!r}: 1 files for 2 robots"),
+    (lambda: fleet.configs(1, "/no/such.yaml"), "config:='/no/such.yaml': no such file"),
+    (lambda: fleet.discovery("servers"),
+     "discovery:='servers': must be simple, server, or the servers' host:port[;host:port...]"),
+    (lambda: fleet.discovery("10.0.0.5:0"),
+     "discovery:='10.0.0.5:0': must be simple, server, or the servers' host:port"),
+    (lambda: fleet.discovery("server", "80"),
+     "discovery_port:='80': must be a whole number from 1024 to 65531"),
+    (lambda: fleet.discovery("server", servers="5"),
+     "discovery_servers:='5': must be a whole number from 1 to 4"),
+])
+def test_a_bad_argument_is_one_line_naming_it(call, message):
+    with pytest.raises(ValueError) as raised:
+        call()
+    assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
