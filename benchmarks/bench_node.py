@@ -50,6 +50,10 @@ destroy_node() and rclpy.shutdown() on SIGINT.
     python3 benchmarks/bench_node.py lifecycle [--motors 1 30 100 1000] [--table-timeout 3600]
     python3 benchmarks/bench_node.py clock [--motors 100] [--duration 10]
     python3 benchmarks/bench_node.py setters [--motors 2 100 1000]
+    python3 benchmarks/bench_node.py fleet [--fleets 10x6 10x30 30x6] [--discovery simple server]
+
+``fleet``: a fleet launched by ``ros2 launch servo_sim fleet.launch.py``, measured from
+outside (issue 33): benchmarks/fleet_measure.py says what each column is.
 """
 
 from __future__ import annotations
@@ -697,6 +701,12 @@ def setters(args: argparse.Namespace) -> None:
         client.close()
 
 
+def fleet_command(args: argparse.Namespace) -> None:
+    from fleet_measure import fleet_command as measure
+
+    measure(args)
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--child"]:
         kind, rest = sys.argv[2], sys.argv[3:]
@@ -711,7 +721,8 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mode", nargs="?", default="table",
-                        choices=("table", "load", "soak", "lifecycle", "clock", "setters"))
+                        choices=("table", "load", "soak", "lifecycle", "clock", "setters",
+                                 "fleet"))
     parser.add_argument("--duration", type=float,
                         help="seconds a row (10), of load (60) or of soak (3600)")
     parser.add_argument("--motors", type=int, nargs="+", default=[1, 10, 100, 1000])
@@ -721,13 +732,20 @@ def main() -> None:
                         help="lifecycle: the longest wait for a full table, s")
     parser.add_argument("--motor-interfaces", nargs="*", metavar="FAMILY",
                         help="the node's motor_interfaces (default: all families)")
+    parser.add_argument("--fleets", nargs="+", default=["10x6", "10x30", "30x6"],
+                        metavar="KxM", help="fleet: K robots of M motors each")
+    parser.add_argument("--discovery", nargs="+", default=["simple", "server"],
+                        choices=("simple", "server"), help="fleet: the discoveries")
+    parser.add_argument("--settle", type=float, default=30.0,
+                        help="fleet: seconds of fleet CPU watched after the last table")
     args = parser.parse_args()
     args.duration = args.duration or {"table": 10.0, "load": 60.0, "soak": 3600.0,
-                                      "lifecycle": 0.0, "clock": 10.0, "setters": 0.0}[args.mode]
+                                      "lifecycle": 0.0, "clock": 10.0, "setters": 0.0,
+                                      "fleet": 0.0}[args.mode]
     print(f"(Python {sys.version.split()[0]}, {Path(sys.executable).parent.parent.name}, "
           f"rmw {os.environ.get('RMW_IMPLEMENTATION', 'default')}, {os.cpu_count()} cores)")
     {"table": table, "load": load, "soak": soak, "lifecycle": lifecycle,
-     "clock": clock, "setters": setters}[args.mode](args)
+     "clock": clock, "setters": setters, "fleet": fleet_command}[args.mode](args)
 
 
 if __name__ == "__main__":

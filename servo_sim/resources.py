@@ -23,11 +23,16 @@ def share_candidates(*parts: str) -> list[Path]:
     return candidates
 
 
-def default_config_path() -> Path:
-    """The packaged default config; FileNotFoundError listing where it looked."""
-    candidates = share_candidates("config", CONFIG_NAME)
+def data_file(*parts: str) -> Path:
+    """A packaged data file; FileNotFoundError listing where it looked."""
+    candidates = share_candidates(*parts)
     for path in candidates:
         if path.is_file():
             return path
-    raise FileNotFoundError("no default config found (looked in "
+    raise FileNotFoundError(f"no {'/'.join(parts)} found (looked in "
                             + ", ".join(map(str, candidates)) + ")")
+
+
+def default_config_path() -> Path:
+    """The packaged default config; FileNotFoundError listing where it looked."""
+    return data_file("config", CONFIG_NAME)

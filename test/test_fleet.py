@@ -41,8 +41,9 @@ def test_a_started_server_pair_takes_consecutive_ports_in_server_id_order():
            "ROS_SUPER_CLIENT='TRUE'" in d.tool_hint()
     (first, env), (second, _) = d.server_commands()
     assert Path(first[0]).name == fleet.SERVER_EXECUTABLE
-    assert first[1:] == ["-i", "0", "-l", "127.0.0.1", "-p", "12000"]
-    assert second[1:] == ["-i", "1", "-l", "127.0.0.1", "-p", "12001"]
+    profile = str(REPO / "config" / "discovery_server.xml")
+    assert first[1:] == ["-x", profile, "-i", "0", "-l", "127.0.0.1", "-p", "12000"]
+    assert second[1:] == ["-x", profile, "-i", "1", "-l", "127.0.0.1", "-p", "12001"]
     assert set(env) == {"LD_LIBRARY_PATH"}
 
 

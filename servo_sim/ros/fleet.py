@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from servo_sim.resources import data_file
+
 #: Fast DDS's default discovery server port (its ``fastdds discovery`` tool's default).
 DEFAULT_PORT = 11811
 #: Where the servers the launch starts listen: on this machine only.
@@ -26,6 +28,8 @@ MAX_SERVERS = 4
 #: Fast DDS's discovery server executable (in the ROS 2 wheels' venv and in a ROS 2
 #: installation alike).
 SERVER_EXECUTABLE = "fast-discovery-server"
+#: The servers' Fast DDS profile (config/discovery_server.xml: a 50 ms sync period).
+SERVER_PROFILE = ("config", "discovery_server.xml")
 #: How long a participant killed without a goodbye stays in others' graphs: Fast DDS's
 #: default participant lease duration (what rmw_fastrtps leaves it at), in seconds.
 LEASE_DURATION_S = 20.0
@@ -81,11 +85,12 @@ class Discovery:
             return []
         executable = find_server()
         env = library_environment(executable)
+        profile = str(data_file(*SERVER_PROFILE))
         commands = []
         for server_id, address in enumerate(self.servers):
             host, port = address.rsplit(":", 1)
-            commands.append(([str(executable), "-i", str(server_id), "-l", host, "-p", port],
-                             env))
+            commands.append(([str(executable), "-x", profile, "-i", str(server_id), "-l",
+                              host, "-p", port], env))
         return commands
 
 

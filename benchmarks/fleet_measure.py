@@ -1,0 +1,328 @@
+"""``bench_node.py fleet``: a fleet of robots started by ``ros2 launch servo_sim
+fleet.launch.py``, measured from outside it (issue 33). The user's clock starts when the
+launch command starts.
+
+For each fleet (K robots x M motors, each motor with the default interfaces, default
+step) and each discovery (``simple``, ``server`` = one discovery server the launch starts):
+
+* every robot's first ``/rK/joint_states`` received here (a subscriber made before the
+  launch starts, a plain client of the server);
+* every robot's per-motor table (its "per-motor table complete" log line, as the launch
+  prints it) and the CPU floor: the sum of the robots' CPU time up to their own table
+  line, over the cores; the last table / floor;
+* the fleet's CPU (robots, servers and the launch process, over 1 s windows) right after
+  the last table, settled (the mean of the last 5 windows of ``--settle`` seconds), and
+  when it came back within 1.5x the settled figure;
+* a newcomer: a fresh process calling ``/r{K-1}/m{M-1}/get_velocity`` (start -> answer),
+  three times; ``ros2 service list`` as a super client (the environment the launch logs),
+  as a user types it after ``ros2 daemon stop``: called again until it lists every
+  service of the fleet (as many as a super client that waited sees): the time from the
+  first call's start to the end of the first complete one, the calls it took; then one
+  more call, through the daemon the first call started;
+* SIGINT to the launch's process group: each robot's exit (launch's "process has finished
+  cleanly" line) after the signal, and the launch's own exit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from servo_sim.ros import fleet  # noqa: E402
+
+CORES = os.cpu_count() or 1
+TICK = os.sysconf("SC_CLK_TCK")
+NEWCOMER = """
+import sys, time, rclpy
+from servo_sim.srv import GetFloat
+rclpy.init(); node = rclpy.create_node("newcomer")
+client = node.create_client(GetFloat, sys.argv[1])
+while True:  # a robust client: a request the robot could not yet answer is sent again
+    if client.wait_for_service(timeout_sec=60.0):
+        future = client.call_async(GetFloat.Request(ask=True))
+        rclpy.spin_until_future_complete(node, future, timeout_sec=2.0)
+        if future.result() is not None:
+            print("answered", flush=True); break
+        client.remove_pending_request(future)
+        print("again", flush=True)
+"""
+
+
+#: A super client that waits until the fleet's services it sees have not changed for 2 s,
+#: and prints how many there are (argv: the robots' namespaces); hidden ones (a name part
+#: starting with "_", e.g. actions' services) left out as ``ros2 service list`` does.
+REFERENCE = """
+import sys, time, rclpy
+rclpy.init(); node = rclpy.create_node("fleet_bench_reference")
+spaces = set(sys.argv[1:])
+counts, start = [], time.monotonic()
+while time.monotonic() - start < 300:
+    rclpy.spin_once(node, timeout_sec=0.05)
+    counts.append(sum(1 for n, _ in node.get_service_names_and_types()
+                      if n.split("/")[1] in spaces and "/_" not in n))
+    if len(counts) > 40 and counts[-1] == counts[-40] > 0:
+        break
+print(counts[-1])
+"""
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU time of a process, in seconds (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LaunchOutput:
+    """The launch's output read line by line, with the moments that matter."""
+
+    STARTED = re.compile(r"\[INFO\] \[(\S+)\]: process started with pid \[(\d+)\]")
+    NAMED = re.compile(r"^\[(servo_sim_node-\d+)\] .*\[(\w+)\.servo_sim\]")
+    FINISHED = re.compile(r"\[INFO\] \[(servo_sim_node-\d+)\]: process has finished cleanly")
+    DIED = re.compile(r"\[(servo_sim_node-\d+)\]: process has died .*exit code (-?\d+)")
+
+    def __init__(self, proc: subprocess.Popen, log: Path) -> None:
+        self.proc, self.log = proc, log
+        self.pids: dict[str, int] = {}       # launch's process label -> pid
+        self.robot: dict[str, str] = {}      # launch's process label -> namespace
+        self.table: dict[str, tuple[float, float]] = {}  # ns -> (moment, CPU s)
+        self.ended: dict[str, tuple[float, int]] = {}    # ns -> (moment, exit status)
+        self.lines: list[str] = []
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        with self.log.open("w") as out:
+            for line in self.proc.stdout:
+                now = time.monotonic()
+                out.write(line)
+                self.lines.append(line)
+                if m := self.STARTED.search(line):
+                    self.pids[m[1]] = int(m[2])
+                elif m := self.NAMED.search(line):
+                    self.robot.setdefault(m[1], m[2])
+                    if "per-motor table complete" in line:
+                        self.table[m[2]] = (now, cpu_s(self.pids[m[1]]))
+                if m := self.FINISHED.search(line):
+                    self.ended[self.robot.get(m[1], m[1])] = (now, 0)
+                elif m := self.DIED.search(line):
+                    self.ended[self.robot.get(m[1], m[1])] = (now, int(m[2]))
+
+    def fleet_pids(self) -> list[int]:
+        return [*self.pids.values(), self.proc.pid]
+
+
+def _config(path: Path, motors: int) -> Path:
+    path.write_text("/**/servo_sim:\n  ros__parameters:\n"
+                    f"    motors: [{', '.join(f'm{i}' for i in range(motors))}]\n")
+    return path
+
+
+def _until(condition, timeout: float, spin=None) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        spin() if spin else time.sleep(0.02)
+    return True
+
+
+def run_one(robots: int, motors: int, discovery: str, settle: float, work: Path,
+            ros2: str) -> dict:
+    """One fleet, measured; a dict of figures (seconds from the launch command's start)."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+
+    port = free_port()
+    plan = fleet.discovery(discovery, str(port))
+    spaces = [f"r{k}" for k in range(robots)]
+    os.environ.pop("ROS_SUPER_CLIENT", None)
+    os.environ.pop("ROS_DISCOVERY_SERVER", None)
+    os.environ.update(plan.node_environment())  # before this process's first participant
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("fleet_bench", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    first: dict[str, float] = {}
+    for ns in spaces:
+        node.create_subscription(JointState, f"/{ns}/joint_states",
+                                 lambda m, ns=ns: first.setdefault(ns, time.monotonic()), 10)
+    spin = lambda: executor.spin_once(timeout_sec=0.01)  # noqa: E731
+    config = _config(work / f"{motors}.yaml", motors)
+    t0 = time.monotonic()
+    launch = subprocess.Popen(
+        [ros2, "launch", "servo_sim", "fleet.launch.py", f"robots:={robots}",
+         f"config:={config}", f"discovery:={discovery}", f"discovery_port:={port}"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    out = LaunchOutput(launch, work / f"launch-{robots}x{motors}-{discovery}.log")
+    row: dict = {"fleet": f"{robots} x {motors}", "discovery": discovery}
+    try:
+        _until(lambda: len(first) == robots, 120, spin)
+        row["first_joint_states_s"] = max(first.values()) - t0 if len(first) == robots \
+            else None
+        if not _until(lambda: len(out.table) == robots, 900, spin):
+            raise RuntimeError(f"tables: {len(out.table)} of {robots}")
+        ends = [t for t, _ in out.table.values()]
+        row["tables_s"] = (min(ends) - t0, max(ends) - t0)
+        floor = sum(c for _, c in out.table.values()) / CORES
+        row["cpu_floor_s"] = floor
+        row["tables_over_floor"] = (max(ends) - t0) / floor
+        # the fleet's CPU over 1 s windows from the last table on
+        windows: list[float] = []
+        last_table = max(ends)
+        previous = sum(cpu_s(p) for p in out.fleet_pids())
+        while len(windows) < settle:
+            window_end = last_table + len(windows) + 1
+            _until(lambda: time.monotonic() >= window_end, 5, spin)  # noqa: B023
+            now = sum(cpu_s(p) for p in out.fleet_pids())
+            windows.append((now - previous) * 100)  # % of one core over the 1 s window
+            previous = now
+        settled = sum(windows[-5:]) / 5
+        back = next((k for k in range(len(windows))
+                     if all(w <= 1.5 * max(settled, 1.0) for w in windows[k:])), None)
+        row["cpu_right_after_pct"] = windows[0]
+        row["cpu_settled_pct"] = settled
+        row["cpu_back_within_1_5x_s"] = back
+        # newcomers
+        target = f"/r{robots - 1}/m{motors - 1}/get_velocity"
+        row["newcomer_call_s"] = [_newcomer(target) for _ in range(3)]
+        row["service_list"] = _service_list(ros2, plan, spaces)
+    finally:
+        t_sigint = time.monotonic()
+        try:
+            os.killpg(launch.pid, 2)
+            launch.wait(timeout=60)
+        finally:
+            if launch.poll() is None:
+                os.killpg(launch.pid, 9)
+        out.thread.join(timeout=10)
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=context)
+    row["sigint_exits_s"] = [out.ended[ns][0] - t_sigint if ns in out.ended else None
+                             for ns in spaces]
+    row["exit_statuses"] = sorted({out.ended[ns][1] for ns in spaces if ns in out.ended})
+    row["launch_exit"] = launch.returncode
+    return row
+
+
+def _newcomer(service: str) -> float | None:
+    """A fresh process's start -> its call answered (it prints 'answered')."""
+    start = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-c", NEWCOMER, service], stdout=subprocess.PIPE,
+                            text=True)
+    for line in proc.stdout:
+        if line.startswith("answered"):
+            took = time.monotonic() - start
+            proc.wait(timeout=30)
+            return took
+    return None
+
+
+def _service_list(ros2: str, plan, spaces: list[str]) -> dict:
+    """``ros2 service list`` as a super client: with no daemon running, then through the
+    daemon the first one started; the fleet's services listed, of all (a super client
+    here, given time)."""
+    env = {**os.environ, **plan.tool_environment()}
+    subprocess.run([ros2, "daemon", "stop"], env=env, capture_output=True, timeout=60)
+    reference = subprocess.run([sys.executable, "-c", REFERENCE, *spaces], env=env,
+                               capture_output=True, text=True, timeout=300)
+    total = int(reference.stdout.split()[-1])
+
+    def fleet_services(names) -> int:
+        return sum(1 for n in names if n.split("/")[1:2] and n.split("/")[1] in spaces)
+
+    start = time.monotonic()
+    calls: list[tuple[float, int]] = []  # (took, fleet services listed) per call
+    while time.monotonic() - start < 60:
+        began = time.monotonic()
+        done = subprocess.run([ros2, "service", "list"], env=env, capture_output=True,
+                              text=True, timeout=120)
+        calls.append((time.monotonic() - began, fleet_services(done.stdout.split())))
+        if calls[-1][1] >= total:
+            break
+    whole = time.monotonic() - start if calls[-1][1] >= total else None
+    began = time.monotonic()
+    subprocess.run([ros2, "service", "list"], env=env, capture_output=True, timeout=120)
+    warm = time.monotonic() - began
+    subprocess.run([ros2, "daemon", "stop"], env=env, capture_output=True, timeout=60)
+    return {"total": total, "calls": calls, "whole_listed_after_s": whole, "warm_s": warm}
+
+
+def fleet_command(args) -> None:
+    """The ``fleet`` subcommand of bench_node.py."""
+    import tempfile
+
+    ros2 = shutil.which("ros2")
+    if not ros2:
+        sys.exit("bench_node.py fleet needs ros2 launch: a sourced ROS 2 installation, or "
+                 "the ROS 2 Python tools built onto the venv (docs/testing.md)")
+    work = Path(tempfile.mkdtemp(prefix="fleet-bench-"))
+    print(f"# fleet: {CORES} cores, {os.environ.get('RMW_IMPLEMENTATION', 'rmw default')}, "
+          f"domain {os.environ['ROS_DOMAIN_ID']}, logs in {work}")
+    print("| fleet | discovery | every first joint_states | tables (first-last) | CPU floor |"
+          " last table / floor | fleet CPU right after -> settled | back within 1.5x |"
+          " newcomer answered | `ros2 service list` lists the whole fleet | SIGINT: robots"
+          " exited (max), status |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for spec in args.fleets:
+        robots, motors = (int(x) for x in spec.lower().split("x"))
+        for discovery in args.discovery:
+            # a process of its own per row: Fast DDS reads the discovery environment once
+            # per process
+            done = subprocess.run([sys.executable, __file__, str(robots), str(motors),
+                                   discovery, str(args.settle), str(work), ros2],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                print(f"| {spec} | {discovery} | failed: {done.stderr[-600:]!r} |")
+                continue
+            row = json.loads(done.stdout.splitlines()[-1])
+            with (work / "rows.jsonl").open("a") as f:
+                f.write(json.dumps(row) + "\n")
+            print(_row(row), flush=True)
+
+
+def _row(r: dict) -> str:
+    def s(x) -> str:
+        return "-" if x is None else f"{x:.2f} s"
+
+    lists = r["service_list"]
+    listed = (f"{s(lists['whole_listed_after_s'])} ({len(lists['calls'])} calls, first "
+              f"{lists['calls'][0][1]}/{lists['total']}); warm {lists['warm_s']:.2f} s")
+    exits = [x for x in r["sigint_exits_s"] if x is not None]
+    return (f"| {r['fleet']} | {r['discovery']} | {s(r['first_joint_states_s'])} | "
+            f"{r['tables_s'][0]:.1f}-{r['tables_s'][1]:.1f} s | {r['cpu_floor_s']:.1f} s | "
+            f"{r['tables_over_floor']:.2f} | {r['cpu_right_after_pct']:.0f} % -> "
+            f"{r['cpu_settled_pct']:.0f} % | "
+            f"{'-' if r['cpu_back_within_1_5x_s'] is None else r['cpu_back_within_1_5x_s']} s"
+            f" | {', '.join(s(x) for x in r['newcomer_call_s'])} | {listed} | "
+            f"{len(exits)}/{len(r['sigint_exits_s'])} in {max(exits, default=0):.2f} s, "
+            f"{r['exit_statuses']}, launch {r['launch_exit']} |")
+
+
+if __name__ == "__main__":
+    _robots, _motors, _discovery, _settle, _work, _ros2 = sys.argv[1:7]
+    print(json.dumps(run_one(int(_robots), int(_motors), _discovery, float(_settle),
+                             Path(_work), _ros2)))
