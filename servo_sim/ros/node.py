@@ -27,7 +27,6 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import (
     SetParametersResult,
 )
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
 from rclpy.node import Node
@@ -186,7 +185,7 @@ class ServoSimNode(Node):
         # goal id -> its handle, move, the future its coroutine awaits, the next feedback
         # time and the feedback type
         self._goals: dict[bytes, tuple[Any, Move, Future, int, Any]] = {}
-        self._action_servers: list[ActionServer] = []
+        self._action_servers: list = []  # rclpy.action.ActionServer
         self._outputs: dict[str, Any] = {}
         self._clock_msg = ClockMsg()
         urdf = self._settings["robot_description"]  # how a compact joint_commands reads
@@ -266,6 +265,10 @@ class ServoSimNode(Node):
         self._declare(motor_parameter_specs(self.sim.motor(motor_name).config))
 
     def _create_action_server(self, row: MotorAction, motor_name: str) -> None:
+        # imported with the first action server, after the node runs: rclpy.action costs
+        # 16 ms of start-up, which ten robots starting at once on two cores feel
+        from rclpy.action import ActionServer, CancelResponse, GoalResponse
+
         self._action_servers.append(ActionServer(
             self, getattr(servo_actions, row.action), f"{ros_name(motor_name)}/{row.name}",
             execute_callback=partial(self._execute_move, row, motor_name),
