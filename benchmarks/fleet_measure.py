@@ -165,17 +165,10 @@ def run_one(robots: int, motors: int, discovery: str, settle: float, work: Path,
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     first: dict[str, float] = {}
-    subscriptions = {ns: node.create_subscription(
-        JointState, f"/{ns}/joint_states",
-        lambda m, ns=ns: first.setdefault(ns, time.monotonic()), 10) for ns in spaces}
-
-    def spin() -> None:
-        executor.spin_once(timeout_sec=0.01)
-        # a robot's joint_states are not taken in here once the first came: this process
-        # stays out of the CPU the fleet is measured on
-        for ns in [ns for ns in first if ns in subscriptions]:
-            node.destroy_subscription(subscriptions.pop(ns))
-
+    for ns in spaces:
+        node.create_subscription(JointState, f"/{ns}/joint_states",
+                                 lambda m, ns=ns: first.setdefault(ns, time.monotonic()), 10)
+    spin = lambda: executor.spin_once(timeout_sec=0.01)  # noqa: E731
     config = _config(work / f"{motors}.yaml", motors)
     t0 = time.monotonic()
     launch = subprocess.Popen(
@@ -189,7 +182,9 @@ def run_one(robots: int, motors: int, discovery: str, settle: float, work: Path,
         _until(lambda: len(first) == robots, 120, spin)
         row["first_joint_states_s"] = max(first.values()) - t0 if len(first) == robots \
             else None
-        if not _until(lambda: len(out.table) == robots, 900, spin):
+        # from here on this process no longer spins: the robots' joint_states are not
+        # taken in (no Python work here on the fleet's CPU)
+        if not _until(lambda: len(out.table) == robots, 900):
             raise RuntimeError(f"tables: {len(out.table)} of {robots}")
         ends = [t for t, _ in out.table.values()]
         row["tables_s"] = (min(ends) - t0, max(ends) - t0)
@@ -198,11 +193,12 @@ def run_one(robots: int, motors: int, discovery: str, settle: float, work: Path,
         row["tables_over_floor"] = (max(ends) - t0) / floor
         # the fleet's CPU over 1 s windows from the last table on
         windows: list[float] = []
-        last_table = max(ends)
+        last_table = max(time.monotonic(), max(ends))  # (the windows cannot start earlier)
+        row["cpu_windows_from_s"] = last_table - max(ends)
         previous = sum(cpu_s(p) for p in out.fleet_pids())
         while len(windows) < settle:
             window_end = last_table + len(windows) + 1
-            _until(lambda: time.monotonic() >= window_end, 5, spin)  # noqa: B023
+            _until(lambda: time.monotonic() >= window_end, 5)  # noqa: B023
             now = sum(cpu_s(p) for p in out.fleet_pids())
             windows.append((now - previous) * 100)  # % of one core over the 1 s window
             previous = now
