@@ -9,6 +9,8 @@ one's endpoints), ``server`` (Fast DDS discovery servers started here, on this m
 elsewhere. The launch logs the environment that ros2 tools need to see the fleet.
 """
 
+import shutil
+import subprocess
 from pathlib import Path
 
 from ament_index_python.packages import get_package_share_directory
@@ -20,14 +22,16 @@ from launch.actions import (
     IncludeLaunchDescription,
     LogInfo,
     OpaqueFunction,
+    RegisterEventHandler,
     SetEnvironmentVariable,
     UnsetEnvironmentVariable,
 )
+from launch.event_handlers import OnProcessExit, OnShutdown
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 
 from servo_sim.ros import fleet
-from servo_sim.ros.launch_args import USE_SIM_TIME
+from servo_sim.ros.launch_args import USE_SIM_TIME, flag
 
 SHARE = Path(get_package_share_directory("servo_sim"))
 
@@ -48,6 +52,10 @@ ARGUMENTS = (
     ("discovery_servers", "1",
      f"discovery:=server: how many redundant servers (1 to {fleet.MAX_SERVERS}); every "
      f"participant is a client of all, so one may stop without anything being lost."),
+    ("ros2_daemon", "true",
+     "With discovery servers: restart this domain's ros2 daemon as a super client of them "
+     "(ros2 node/topic/service list then see the whole fleet from any shell), and stop it "
+     "when the launch ends; false leaves the daemon alone."),
     ("use_sim_time", "false", USE_SIM_TIME),
     ("real_time_factor", "1.0",
      "Simulated seconds per wall-clock second, every robot; 0 = as fast as possible."),
@@ -78,6 +86,8 @@ def _fleet(context) -> list:
     actions += [UnsetEnvironmentVariable(v) for v in _DISCOVERY_VARIABLES]
     actions += [SetEnvironmentVariable(k, v)
                 for k, v in plan.discovery.node_environment().items()]
+    if not plan.discovery.simple and flag(arg("ros2_daemon"), "ros2_daemon"):
+        actions += _daemon(plan.discovery)
     source = PythonLaunchDescriptionSource(str(SHARE / "launch" / "servo_sim.launch.py"))
     for robot in plan.robots:
         given = {"namespace": robot.namespace, "config": robot.config,
@@ -85,6 +95,27 @@ def _fleet(context) -> list:
         actions.append(GroupAction(scoped=True, actions=[
             IncludeLaunchDescription(source, launch_arguments=given.items())]))
     return actions
+
+
+def _daemon(discovery: fleet.Discovery) -> list:
+    """Restart the domain's ros2 daemon as a super client of the servers (a daemon in
+    simple discovery sees none of their clients), stop it when the launch ends."""
+    ros2 = shutil.which("ros2")
+    if ros2 is None:
+        return [LogInfo(msg="ros2 (ros2cli) not on PATH: no ros2 daemon started for the "
+                            "fleet")]
+    stop = ExecuteProcess(cmd=[ros2, "daemon", "stop"], name="ros2_daemon_stop",
+                          output="log")
+    start = ExecuteProcess(cmd=[ros2, "daemon", "start"], name="ros2_daemon_start",
+                           additional_env=discovery.tool_environment(), output="log")
+
+    def stop_at_shutdown(context) -> None:
+        subprocess.run([ros2, "daemon", "stop"], capture_output=True, timeout=30)
+
+    return [stop,
+            RegisterEventHandler(OnProcessExit(target_action=stop, on_exit=[start])),
+            RegisterEventHandler(OnShutdown(on_shutdown=[OpaqueFunction(
+                function=stop_at_shutdown)]))]
 
 
 def generate_launch_description() -> LaunchDescription:

@@ -9,19 +9,19 @@ documented one (a killed robot leaves a newcomer's graph within the participant 
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 from conftest import REPO, STARTED, TIMEOUT, NodeProcess, require_ros
 
-(rclpy,) = require_ros("rclpy")
+require_ros("rclpy")
 pytestmark = pytest.mark.ros
-
-from sensor_msgs.msg import JointState  # noqa: E402
 
 from servo_sim.ros import fleet  # noqa: E402
 
@@ -138,48 +138,69 @@ def fleet_of(tmp_path, monkeypatch):
         m.close() if not isinstance(m, NodeProcess) else m.kill()
 
 
+#: A client node of its own process (Fast DDS reads the discovery environment once per
+#: process: this one's must not stay with the test run) that subscribes to each given
+#: robot's joint_states and prints, every 0.1 s, {ns: [count, latest stamp, names]}.
+WATCH = """
+import json, sys, time, rclpy
+from sensor_msgs.msg import JointState
+rclpy.init(); node = rclpy.create_node("fleet_watcher")
+state = {ns: [0, -1.0, []] for ns in sys.argv[1:]}
+def got(ns, m):
+    state[ns][:] = [state[ns][0] + 1, m.header.stamp.sec + m.header.stamp.nanosec * 1e-9,
+                    list(m.name)]
+for ns in sys.argv[1:]:
+    node.create_subscription(JointState, f"/{ns}/joint_states", lambda m, ns=ns: got(ns, m), 10)
+last = 0.0
+while True:
+    rclpy.spin_once(node, timeout_sec=0.05)
+    if time.monotonic() - last > 0.1:
+        print(json.dumps(state), flush=True); last = time.monotonic()
+"""
+
+
 class Watcher:
-    """A client node here that counts each robot's /<ns>/joint_states and keeps the
-    latest stamp."""
+    """Each robot's /<ns>/joint_states, counted in a process of its own (WATCH)."""
 
     def __init__(self, spaces: list[str]) -> None:
-        from rclpy.executors import SingleThreadedExecutor
+        self.state = {ns: [0, -1.0, []] for ns in spaces}
+        self.proc = subprocess.Popen([sys.executable, "-c", WATCH, *spaces],
+                                     stdout=subprocess.PIPE, text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
 
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node("fleet_watcher", context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.count = dict.fromkeys(spaces, 0)
-        self.stamp = dict.fromkeys(spaces, -1.0)
-        for ns in spaces:
-            self.node.create_subscription(JointState, f"/{ns}/joint_states",
-                                          lambda m, ns=ns: self._got(ns, m), 10)
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.state = json.loads(line)
 
-    def _got(self, ns: str, message: JointState) -> None:
-        self.count[ns] += 1
-        self.stamp[ns] = message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
+    @property
+    def count(self) -> dict[str, int]:
+        return {ns: s[0] for ns, s in self.state.items()}
 
-    def spin_until(self, condition, what: str) -> None:
-        deadline = time.monotonic() + TIMEOUT
-        while not condition():
-            assert time.monotonic() < deadline, f"timed out waiting for {what}"
-            self.executor.spin_once(timeout_sec=0.05)
+    @property
+    def stamp(self) -> dict[str, float]:
+        return {ns: s[1] for ns, s in self.state.items()}
+
+    @property
+    def names(self) -> dict[str, list[str]]:
+        return {ns: s[2] for ns, s in self.state.items()}
 
     def until_every_robot_published(self, spaces=None, more_than: dict | None = None) -> None:
         """Each robot (of ``spaces``) published; with ``more_than``, past those counts
         and with a later stamp than now: it kept stepping."""
         spaces = spaces or list(self.count)
         counts = dict(more_than or dict.fromkeys(spaces, 0))
-        stamps = dict(self.stamp)
-        self.spin_until(lambda: all(self.count[ns] > counts[ns] + 3
-                                    and self.stamp[ns] > stamps[ns] for ns in spaces),
-                        f"joint_states of {spaces}")
+        stamps = self.stamp
+        deadline = time.monotonic() + TIMEOUT
+        while not all(self.count[ns] > counts[ns] + 3 and self.stamp[ns] > stamps[ns]
+                      for ns in spaces):
+            assert self.proc.poll() is None, "the watcher exited"
+            assert time.monotonic() < deadline, f"no joint_states of {spaces}: {self.state}"
+            time.sleep(0.05)
 
     def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.shutdown(context=self.context)
+        self.proc.kill()
+        self.proc.wait()
 
 
 def newcomer_calls(*spaces: str) -> str:

@@ -293,18 +293,37 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
         watcher = Watcher(["r0", "r1", "r2"])
         watcher.until_every_robot_published()
         assert newcomer_sees("r2", 60.0, discovery.tool_environment()) == ["r0", "r1", "r2"]
+        # the launch restarted the domain's ros2 daemon as a super client: a shell without
+        # the discovery environment lists the fleet through it
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("ROS_DISCOVERY_SERVER", "ROS_SUPER_CLIENT")}
+        deadline = time.monotonic() + 60
+        while (nodes := [n for n in _ros2(["node", "list"], env) if "servo_sim" in n]) != [
+                "/r0/servo_sim", "/r1/servo_sim", "/r2/servo_sim"]:
+            assert time.monotonic() < deadline, nodes
+            time.sleep(0.5)
     finally:
         if watcher:
             watcher.close()
         output = _ctrl_c(launch, log, robots=3)
     assert f"export ROS_DISCOVERY_SERVER='127.0.0.1:{port}' ROS_SUPER_CLIENT='TRUE'" in output
     assert "[discovery_server_0-1]: process started" in output
+    assert "[ros2_daemon_start-" in output
+    # and stopped it when it ended
+    assert "The daemon is not running" in subprocess.run(
+        [shutil.which("ros2"), "daemon", "status"], capture_output=True, text=True,
+        timeout=60).stdout
+
+
+def _ros2(arguments: list[str], env: dict[str, str]) -> list[str]:
+    done = subprocess.run([shutil.which("ros2"), *arguments], env=env, capture_output=True,
+                          text=True, timeout=60)
+    return sorted(done.stdout.split())
 
 
 def test_a_fleet_launch_takes_namespaces_and_a_config_per_robot(tmp_path, monkeypatch):
     """Simple discovery (a ROS_DISCOVERY_SERVER of the shell is not followed), two robots
     by name, each with its own config."""
-    from sensor_msgs.msg import JointState
     from test_fleet_process import Watcher
 
     monkeypatch.setenv("ROS_DISCOVERY_SERVER", "127.0.0.1:9")  # nobody there
@@ -313,15 +332,11 @@ def test_a_fleet_launch_takes_namespaces_and_a_config_per_robot(tmp_path, monkey
     configs = f"{REPO / 'config' / 'servo_sim.yaml'},{three}"
     launch, log = _fleet_launch(tmp_path, "namespaces:=left right", f"configs:={configs}")
     monkeypatch.delenv("ROS_DISCOVERY_SERVER")
-    names: dict[str, list[str]] = {}
     watcher = None
     try:
         watcher = Watcher(["left", "right"])
-        for ns in ("left", "right"):
-            watcher.node.create_subscription(
-                JointState, f"/{ns}/joint_states",
-                lambda m, ns=ns: names.setdefault(ns, list(m.name)), 10)
         watcher.until_every_robot_published()
+        names = watcher.names
     finally:
         if watcher:
             watcher.close()
