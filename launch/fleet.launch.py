@@ -26,7 +26,7 @@ from launch.actions import (
     SetEnvironmentVariable,
     UnsetEnvironmentVariable,
 )
-from launch.event_handlers import OnProcessExit, OnShutdown
+from launch.event_handlers import OnProcessExit, OnProcessIO, OnShutdown
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 
@@ -53,9 +53,9 @@ ARGUMENTS = (
      f"discovery:=server: how many redundant servers (1 to {fleet.MAX_SERVERS}); every "
      f"participant is a client of all, so one may stop without anything being lost."),
     ("ros2_daemon", "true",
-     "With discovery servers: restart this domain's ros2 daemon as a super client of them "
-     "(ros2 node/topic/service list then see the whole fleet from any shell), and stop it "
-     "when the launch ends; false leaves the daemon alone."),
+     "With discovery servers: once every robot runs, restart this domain's ros2 daemon as "
+     "a super client of them (ros2 node/topic/service list then see the whole fleet from "
+     "any shell), and stop it when the launch ends; false leaves the daemon alone."),
     ("use_sim_time", "false", USE_SIM_TIME),
     ("real_time_factor", "1.0",
      "Simulated seconds per wall-clock second, every robot; 0 = as fast as possible."),
@@ -87,7 +87,7 @@ def _fleet(context) -> list:
     actions += [SetEnvironmentVariable(k, v)
                 for k, v in plan.discovery.node_environment().items()]
     if not plan.discovery.simple and flag(arg("ros2_daemon"), "ros2_daemon"):
-        actions += _daemon(plan.discovery)
+        actions += _daemon(plan.discovery, len(plan.robots))
     source = PythonLaunchDescriptionSource(str(SHARE / "launch" / "servo_sim.launch.py"))
     for robot in plan.robots:
         given = {"namespace": robot.namespace, "config": robot.config,
@@ -97,9 +97,11 @@ def _fleet(context) -> list:
     return actions
 
 
-def _daemon(discovery: fleet.Discovery) -> list:
+def _daemon(discovery: fleet.Discovery, robots: int) -> list:
     """Restart the domain's ros2 daemon as a super client of the servers (a daemon in
-    simple discovery sees none of their clients), stop it when the launch ends."""
+    simple discovery sees none of their clients) once every robot runs (its start-up
+    line: the daemon and the servers' work for it then do not delay a robot's first
+    joint_states), and stop it when the launch ends."""
     ros2 = shutil.which("ros2")
     if ros2 is None:
         return [LogInfo(msg="ros2 (ros2cli) not on PATH: no ros2 daemon started for the "
@@ -108,11 +110,20 @@ def _daemon(discovery: fleet.Discovery) -> list:
                           output="log")
     start = ExecuteProcess(cmd=[ros2, "daemon", "start"], name="ros2_daemon_start",
                            additional_env=discovery.tool_environment(), output="log")
+    running: set[int] = set()
+
+    def robot_output(event) -> list:
+        if b" on hardware '" in event.text and event.pid not in running:
+            running.add(event.pid)
+            if len(running) == robots:
+                return [stop]
+        return []
 
     def stop_at_shutdown(context) -> None:
         subprocess.run([ros2, "daemon", "stop"], capture_output=True, timeout=30)
 
-    return [stop,
+    return [RegisterEventHandler(OnProcessIO(on_stdout=robot_output,
+                                             on_stderr=robot_output)),
             RegisterEventHandler(OnProcessExit(target_action=stop, on_exit=[start])),
             RegisterEventHandler(OnShutdown(on_shutdown=[OpaqueFunction(
                 function=stop_at_shutdown)]))]
