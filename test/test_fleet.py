@@ -32,6 +32,7 @@ def test_namespaces_and_a_config_per_robot_override_the_count():
 
 
 def test_a_started_server_pair_takes_consecutive_ports_in_server_id_order():
+    """(Fast DDS 3's server takes a command index first: "42", found by asking it.)"""
     d = fleet.discovery("server", "12000", "2")
     assert d.servers == ("127.0.0.1:12000", "127.0.0.1:12001") and d.started_here
     assert d.node_environment() == {"ROS_DISCOVERY_SERVER": "127.0.0.1:12000;127.0.0.1:12001"}
@@ -41,9 +42,11 @@ def test_a_started_server_pair_takes_consecutive_ports_in_server_id_order():
            "ROS_SUPER_CLIENT='TRUE'" in d.tool_hint()
     (first, env), (second, _) = d.server_commands()
     assert Path(first[0]).name == fleet.SERVER_EXECUTABLE
+    index = fleet.server_command_index(Path(first[0]), env)
+    assert index in ([], ["42"])
     profile = str(REPO / "config" / "discovery_server.xml")
-    assert first[1:] == ["-x", profile, "-i", "0", "-l", "127.0.0.1", "-p", "12000"]
-    assert second[1:] == ["-x", profile, "-i", "1", "-l", "127.0.0.1", "-p", "12001"]
+    assert first[1:] == [*index, "-x", profile, "-i", "0", "-l", "127.0.0.1", "-p", "12000"]
+    assert second[1:] == [*index, "-x", profile, "-i", "1", "-l", "127.0.0.1", "-p", "12001"]
     assert set(env) == {"LD_LIBRARY_PATH"}
 
 

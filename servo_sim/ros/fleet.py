@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,12 +86,13 @@ class Discovery:
             return []
         executable = find_server()
         env = library_environment(executable)
+        first = [str(executable), *server_command_index(executable, env)]
         profile = str(data_file(*SERVER_PROFILE))
         commands = []
         for server_id, address in enumerate(self.servers):
             host, port = address.rsplit(":", 1)
-            commands.append(([str(executable), "-x", profile, "-i", str(server_id), "-l",
-                              host, "-p", port], env))
+            commands.append(([*first, "-x", profile, "-i", str(server_id), "-l", host, "-p",
+                              port], env))
         return commands
 
 
@@ -190,6 +192,18 @@ def find_server() -> Path:
     raise FileNotFoundError(
         f"{SERVER_EXECUTABLE} not found on PATH nor beside {sys.executable}: it comes with "
         f"Fast DDS (the ROS 2 wheels' venv, or a ROS 2 installation)")
+
+
+def server_command_index(executable: Path, env: dict[str, str]) -> list[str]:
+    """Fast DDS 3's server (Kilted) takes a command index first, 42 to run a server (what
+    its ``fastdds discovery`` front end passes); Fast DDS 2's (Jazzy) takes none. Asked
+    of the executable itself: it says "Invalid command index" to a bare ``-h``."""
+    try:
+        probe = subprocess.run([str(executable), "-h"], env={**os.environ, **env},
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return ["42"] if "command index" in probe.stdout + probe.stderr else []
 
 
 def library_environment(executable: Path) -> dict[str, str]:
