@@ -287,6 +287,10 @@ def fleet_command(args) -> None:
         sys.exit("bench_node.py fleet needs ros2 launch: a sourced ROS 2 installation, or "
                  "the ROS 2 Python tools built onto the venv (docs/testing.md)")
     work = Path(tempfile.mkdtemp(prefix="fleet-bench-"))
+    # bytecode written once, as an installation has it (with PYTHONDONTWRITEBYTECODE set,
+    # every robot would compile the modules changed since at each start)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "servo_sim")],
+                   capture_output=True)
     print(f"# fleet: {CORES} cores, {os.environ.get('RMW_IMPLEMENTATION', 'rmw default')}, "
           f"domain {os.environ['ROS_DOMAIN_ID']}, logs in {work}")
     print("| fleet | discovery | every first joint_states | tables (first-last) | CPU floor |"

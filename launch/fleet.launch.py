@@ -120,7 +120,10 @@ def _daemon(discovery: fleet.Discovery, robots: int) -> list:
         return []
 
     def stop_at_shutdown(context) -> None:
-        subprocess.run([ros2, "daemon", "stop"], capture_output=True, timeout=30)
+        # not waited for (0.4 s of ros2cli start-up would hold launch's loop, and with it
+        # the robots' exits); in a session of its own, out of reach of a second Ctrl-C
+        subprocess.Popen([ros2, "daemon", "stop"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
 
     return [RegisterEventHandler(OnProcessIO(on_stdout=robot_output,
                                              on_stderr=robot_output)),

@@ -309,10 +309,13 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
     assert f"export ROS_DISCOVERY_SERVER='127.0.0.1:{port}' ROS_SUPER_CLIENT='TRUE'" in output
     assert "[discovery_server_0-1]: process started" in output
     assert "[ros2_daemon_start-" in output
-    # and stopped it when it ended
-    assert "The daemon is not running" in subprocess.run(
-        [shutil.which("ros2"), "daemon", "status"], capture_output=True, text=True,
-        timeout=60).stdout
+    # and stopped it when it ended (a ros2 daemon stop it does not wait for)
+    deadline = time.monotonic() + 60
+    while "The daemon is not running" not in (status := subprocess.run(
+            [shutil.which("ros2"), "daemon", "status"], capture_output=True, text=True,
+            timeout=60).stdout):
+        assert time.monotonic() < deadline, status
+        time.sleep(0.5)
 
 
 def _ros2(arguments: list[str], env: dict[str, str]) -> list[str]:
