@@ -31,7 +31,7 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 
 from servo_sim.ros import fleet
-from servo_sim.ros.launch_args import USE_SIM_TIME, flag
+from servo_sim.ros.launch_args import EXECUTOR, LOG_LEVEL, USE_SIM_TIME, flag
 
 SHARE = Path(get_package_share_directory("servo_sim"))
 
@@ -59,9 +59,8 @@ ARGUMENTS = (
     ("use_sim_time", "false", USE_SIM_TIME),
     ("real_time_factor", "1.0",
      "Simulated seconds per wall-clock second, every robot; 0 = as fast as possible."),
-    ("log_level", "info", "Log level: debug, info, warn, error or fatal."),
-    ("executor", "auto", "rclpy executor: auto (events where rclpy has it), events or "
-                         "single_threaded."),
+    ("log_level", "info", LOG_LEVEL),
+    ("executor", "auto", EXECUTOR),
 )
 #: Arguments passed on to each robot's servo_sim.launch.py unchanged.
 _PASSED_ON = ("use_sim_time", "real_time_factor", "log_level", "executor")

@@ -8,7 +8,7 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from servo_sim.ros.launch_args import USE_SIM_TIME, flag, number
+from servo_sim.ros.launch_args import EXECUTOR, LOG_LEVEL, USE_SIM_TIME, flag, number
 
 ARGUMENTS = (
     ("config", str(Path(get_package_share_directory("servo_sim"), "config", "servo_sim.yaml")),
@@ -17,9 +17,8 @@ ARGUMENTS = (
     ("use_sim_time", "false", USE_SIM_TIME),
     ("real_time_factor", "1.0",
      "Simulated seconds per wall-clock second; 0 = as fast as possible."),
-    ("log_level", "info", "Log level: debug, info, warn, error or fatal."),
-    ("executor", "auto", "rclpy executor: auto (events where rclpy has it), events or "
-                         "single_threaded."),
+    ("log_level", "info", LOG_LEVEL),
+    ("executor", "auto", EXECUTOR),
 )
 
 

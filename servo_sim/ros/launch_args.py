@@ -24,3 +24,6 @@ def number(value: str, name: str) -> float:
 USE_SIM_TIME = ("One time base for every node started here: true, the servo_sim node "
                 "publishes /clock (simulated hardware) and every node follows it; false, "
                 "all run on the wall clock.")
+#: Descriptions of the arguments both launch files pass to the servo_sim node.
+LOG_LEVEL = "Log level: debug, info, warn, error or fatal."
+EXECUTOR = "rclpy executor: auto (events where rclpy has it), events or single_threaded."
