@@ -259,11 +259,10 @@ def test_a_robot_killed_with_sigkill_leaves_the_others_and_a_newcomers_graph(fle
     killed = time.monotonic()
     nodes[1].proc.wait()
     watcher.until_every_robot_published(["r0", "r2"], more_than=dict(watcher.count))
-    while (seen := newcomer_sees("r2", TIMEOUT, env)) != ["r0", "r2"]:
-        assert seen == ["r0", "r1", "r2"], seen
-        assert time.monotonic() - killed < fleet.LEASE_DURATION_S + TIMEOUT, \
-            "r1 still in a newcomer's graph"
-    gone = time.monotonic() - killed
-    # the newcomer started at most one newcomer's run (its last second) after it went
-    assert gone < fleet.LEASE_DURATION_S + 5.0, f"gone after {gone:.1f} s"
+    # the documented bound, whatever this machine's speed: a newcomer started once the
+    # lease (and 3 s of the server's lease checks) has run out no longer sees it
+    while time.monotonic() < killed + fleet.LEASE_DURATION_S + 3.0:
+        watcher.until_every_robot_published(["r0", "r2"], more_than=dict(watcher.count))
+        time.sleep(0.5)
+    assert newcomer_sees("r2", TIMEOUT, env) == ["r0", "r2"]
     assert newcomer_calls("r0", "r2") == "ok"
