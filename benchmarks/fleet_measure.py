@@ -30,7 +30,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -87,12 +86,6 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class LaunchOutput:
     """The launch's output read line by line, with the moments that matter."""
 
@@ -108,6 +101,7 @@ class LaunchOutput:
         self.table: dict[str, tuple[float, float]] = {}  # ns -> (moment, CPU s)
         self.ended: dict[str, tuple[float, int]] = {}    # ns -> (moment, exit status)
         self.lines: list[str] = []
+        self.cpu_used: dict[int, float] = {}  # pid -> CPU s, the most seen
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
@@ -128,8 +122,12 @@ class LaunchOutput:
                 elif m := self.DIED.search(line):
                     self.ended[self.robot.get(m[1], m[1])] = (now, int(m[2]))
 
-    def fleet_pids(self) -> list[int]:
-        return [*self.pids.values(), self.proc.pid]
+    def fleet_cpu_s(self) -> float:
+        """CPU time of everything the launch started and of the launch itself; a process
+        that ended (the ros2 daemon's start and stop) counts with what it last used."""
+        for pid in [*self.pids.values(), self.proc.pid]:
+            self.cpu_used[pid] = max(self.cpu_used.get(pid, 0.0), cpu_s(pid))
+        return sum(self.cpu_used.values())
 
 
 def _config(path: Path, motors: int) -> Path:
@@ -154,7 +152,7 @@ def run_one(robots: int, motors: int, discovery: str, settle: float, work: Path,
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
 
-    port = free_port()
+    port = fleet.free_port()
     plan = fleet.discovery(discovery, str(port))
     spaces = [f"r{k}" for k in range(robots)]
     os.environ.pop("ROS_SUPER_CLIENT", None)
@@ -197,11 +195,11 @@ def run_one(robots: int, motors: int, discovery: str, settle: float, work: Path,
         windows: list[float] = []
         last_table = max(time.monotonic(), max(ends))  # (the windows cannot start earlier)
         row["cpu_windows_from_s"] = last_table - max(ends)
-        previous = sum(cpu_s(p) for p in out.fleet_pids())
+        previous = out.fleet_cpu_s()
         while len(windows) < settle:
             window_end = last_table + len(windows) + 1
             _until(lambda: time.monotonic() >= window_end, 5)  # noqa: B023
-            now = sum(cpu_s(p) for p in out.fleet_pids())
+            now = out.fleet_cpu_s()
             windows.append((now - previous) * 100)  # % of one core over the 1 s window
             previous = now
         settled = sum(windows[-5:]) / 5

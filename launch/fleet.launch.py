@@ -75,9 +75,11 @@ def _fleet(context) -> list:
 
     plan = fleet.fleet(arg("robots"), arg("namespaces"), arg("config"), arg("configs"),
                        arg("discovery"), arg("discovery_port"), arg("discovery_servers"))
+    daemon = (not plan.discovery.simple and flag(arg("ros2_daemon"), "ros2_daemon")
+              and shutil.which("ros2") is not None)
     actions: list = [LogInfo(msg=f"{len(plan.robots)} robots: "
                                  f"{', '.join('/' + r.namespace for r in plan.robots)}"),
-                     LogInfo(msg=plan.discovery.tool_hint())]
+                     LogInfo(msg=plan.discovery.tool_hint(daemon_restarted=daemon))]
     actions += [ExecuteProcess(cmd=command, additional_env=env, name=f"discovery_server_{i}",
                                output="log")
                 for i, (command, env) in enumerate(plan.discovery.server_commands())]
@@ -85,7 +87,7 @@ def _fleet(context) -> list:
     actions += [UnsetEnvironmentVariable(v) for v in _DISCOVERY_VARIABLES]
     actions += [SetEnvironmentVariable(k, v)
                 for k, v in plan.discovery.node_environment().items()]
-    if not plan.discovery.simple and flag(arg("ros2_daemon"), "ros2_daemon"):
+    if daemon:
         actions += _daemon(plan.discovery, len(plan.robots))
     source = PythonLaunchDescriptionSource(str(SHARE / "launch" / "servo_sim.launch.py"))
     for robot in plan.robots:
@@ -102,9 +104,6 @@ def _daemon(discovery: fleet.Discovery, robots: int) -> list:
     line: the daemon and the servers' work for it then do not delay a robot's first
     joint_states), and stop it when the launch ends."""
     ros2 = shutil.which("ros2")
-    if ros2 is None:
-        return [LogInfo(msg="ros2 (ros2cli) not on PATH: no ros2 daemon started for the "
-                            "fleet")]
     stop = ExecuteProcess(cmd=[ros2, "daemon", "stop"], name="ros2_daemon_stop",
                           output="log")
     start = ExecuteProcess(cmd=[ros2, "daemon", "start"], name="ros2_daemon_start",

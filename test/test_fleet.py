@@ -40,6 +40,10 @@ def test_a_started_server_pair_takes_consecutive_ports_in_server_id_order():
                                     "ROS_SUPER_CLIENT": "TRUE"}
     assert "export ROS_DISCOVERY_SERVER='127.0.0.1:12000;127.0.0.1:12001' " \
            "ROS_SUPER_CLIENT='TRUE'" in d.tool_hint()
+    assert "then 'ros2 daemon stop' once" in d.tool_hint()
+    assert d.tool_hint(daemon_restarted=True).endswith(
+        "; the ros2 daemon of this domain is restarted as their super client once every "
+        "robot runs")
     (first, env), (second, _) = d.server_commands()
     assert Path(first[0]).name == fleet.SERVER_EXECUTABLE
     index = fleet.server_command_index(Path(first[0]), env)
@@ -94,3 +98,12 @@ def test_a_bad_argument_is_one_line_naming_it(call, message):
     with pytest.raises(ValueError) as raised:
         call()
     assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
+
+
+def test_free_ports_are_consecutive_and_free():
+    import socket
+
+    first = fleet.free_port(3)
+    for port in range(first, first + 3):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(("127.0.0.1", port))  # raises OSError if taken

@@ -10,8 +10,8 @@ documented one (a killed robot leaves a newcomer's graph within the participant 
 from __future__ import annotations
 
 import json
+import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -60,20 +60,11 @@ print(" ".join(robots()))
 """
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Servers:
     """The discovery servers of one fleet, started as fleet.launch.py starts them."""
 
     def __init__(self, tmp_path, count: int) -> None:
-        port = free_port()
-        while any(_in_use(port + k) for k in range(1, count)):
-            port = free_port()
-        self.discovery = fleet.discovery("server", str(port), str(count))
+        self.discovery = fleet.discovery("server", str(fleet.free_port(count)), str(count))
         self.commands = self.discovery.server_commands()
         self.log = tmp_path / "servers.log"
         self.procs: list[subprocess.Popen | None] = [None] * count
@@ -83,7 +74,7 @@ class Servers:
     def start(self, k: int) -> None:
         command, env = self.commands[k]
         with self.log.open("a") as out:
-            self.procs[k] = subprocess.Popen(command, env={**_environ(), **env}, stdout=out,
+            self.procs[k] = subprocess.Popen(command, env={**os.environ, **env}, stdout=out,
                                              stderr=subprocess.STDOUT)
 
     def kill(self, k: int) -> None:
@@ -97,24 +88,10 @@ class Servers:
                 p.wait()
 
 
-def _in_use(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return True
-    return False
-
-
-def _environ() -> dict[str, str]:
-    import os
-    return dict(os.environ)
-
-
 @pytest.fixture
 def fleet_of(tmp_path, monkeypatch):
     """fleet_of(robots, servers): servers, then robots r0.. as their clients, each started
-    and stepping; this process's own client node (joint_states counted per robot)."""
+    and stepping, and a Watcher of their joint_states."""
     made: list = []
 
     def _make(robots: int, servers: int):
@@ -214,7 +191,7 @@ def newcomer_sees(seen: str, wait_s: float, env: dict[str, str]) -> list[str]:
     """A fresh super client of the servers: the robots in its graph, once it sees
     ``seen``."""
     done = subprocess.run([sys.executable, "-c", GRAPH, seen, str(wait_s)],
-                          env={**_environ(), **env}, capture_output=True, text=True,
+                          env={**os.environ, **env}, capture_output=True, text=True,
                           timeout=4 * TIMEOUT)
     return done.stdout.split()
 

@@ -278,11 +278,11 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
     """Issue 33: robots:=3 discovery:=server: r0..r2 publish through the server the launch
     started, a super client (the environment the launch logs) sees the three, Ctrl-C
     ends all."""
-    from test_fleet_process import Watcher, free_port, newcomer_sees
+    from test_fleet_process import Watcher, newcomer_sees
 
     from servo_sim.ros import fleet
 
-    port = free_port()
+    port = fleet.free_port()
     launch, log = _fleet_launch(tmp_path, "robots:=3", "discovery:=server",
                                 f"discovery_port:={port}")
     discovery = fleet.discovery("server", str(port))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -69,16 +70,20 @@ class Discovery:
         ros2 daemon, rqt): super clients of the servers."""
         return {} if self.simple else {**self.node_environment(), "ROS_SUPER_CLIENT": "TRUE"}
 
-    def tool_hint(self) -> str:
-        """The line that tells a user how to point ros2 tools at the fleet."""
+    def tool_hint(self, daemon_restarted: bool = False) -> str:
+        """The line that tells a user how to point ros2 tools at the fleet (and, unless
+        the launch restarts the domain's ros2 daemon as a super client itself, to stop a
+        daemon that keeps the discovery it started with)."""
         if self.simple:
             return "discovery: simple (every participant finds every other one)"
         where = "started by this launch" if self.started_here else "given by address"
         exports = " ".join(f"{k}='{v}'" for k, v in self.tool_environment().items())
+        daemon = ("the ros2 daemon of this domain is restarted as their super client once "
+                  "every robot runs" if daemon_restarted else
+                  "then 'ros2 daemon stop' once (a running daemon keeps the discovery it "
+                  "started with)")
         return (f"discovery: Fast DDS discovery server(s) {';'.join(self.servers)} ({where});"
-                f" for ros2 tools that see the whole fleet: export {exports}; then "
-                f"'ros2 daemon stop' once (a running daemon keeps the discovery it started "
-                f"with)")
+                f" for ros2 tools that see the whole fleet: export {exports}; {daemon}")
 
     def server_commands(self) -> list[tuple[list[str], dict[str, str]]]:
         """The command line and extra environment of each server the launch starts."""
@@ -178,6 +183,25 @@ def fleet(robots: str = "2", names: str = "", config: str = "", per_robot: str =
     files = configs(len(spaces), config, per_robot)
     return Fleet(tuple(Robot(n, c) for n, c in zip(spaces, files, strict=True)),
                  discovery(discovery_value, port, servers))
+
+
+def free_port(count: int = 1) -> int:
+    """The first of ``count`` consecutive UDP ports free on 127.0.0.1 now (for servers
+    started on this machine by a test or a benchmark: ``discovery_port``)."""
+    def free(port: int) -> bool:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            try:
+                s.bind((LOCAL_HOST, port))
+            except OSError:
+                return False
+        return True
+
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind((LOCAL_HOST, 0))
+            first = s.getsockname()[1]
+        if first + count <= 65536 and all(free(first + k) for k in range(1, count)):
+            return first
 
 
 def find_server() -> Path:

@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -71,6 +71,9 @@ from .params import (
     top_parameter_specs,
 )
 from .table import FEEDBACK_TOPICS, TableBuilder, table_rows
+
+if TYPE_CHECKING:
+    from rclpy.action import ActionServer
 
 #: Wall time one tick may spend stepping when running as fast as possible.
 FREE_RUN_SLICE_S = 0.005
@@ -185,7 +188,7 @@ class ServoSimNode(Node):
         # goal id -> its handle, move, the future its coroutine awaits, the next feedback
         # time and the feedback type
         self._goals: dict[bytes, tuple[Any, Move, Future, int, Any]] = {}
-        self._action_servers: list = []  # rclpy.action.ActionServer
+        self._action_servers: list[ActionServer] = []
         self._outputs: dict[str, Any] = {}
         self._clock_msg = ClockMsg()
         urdf = self._settings["robot_description"]  # how a compact joint_commands reads
