@@ -21,7 +21,6 @@ import csv
 import logging
 import math
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,20 +29,22 @@ import numpy as np
 
 from . import resources
 from .analysis import step_metrics
+from .hardware import HardwareSystem
 from .model import ConfigError, Motor, Simulation, SimulationConfig, load_config
 from .record import csv_columns, csv_row, run_steps
+from .runtime import Runtime
 from .sim2real import add_commands
 
-#: ``--command`` keys: how each calls the motor.
-COMMANDS: dict[str, Callable[[Motor, list[float]], None]] = {
-    "position": lambda m, v: m.set_position(*v),
-    "velocity": lambda m, v: m.set_velocity(*v),
-    "acceleration": lambda m, v: m.set_acceleration(*v),
-    "available_force": lambda m, v: m.set_available_force(*v),
-    "available_torque": lambda m, v: m.set_available_torque(*v),
-    "force": lambda m, v: m.set_force(*v),
-    "torque": lambda m, v: m.set_torque(*v),
-    "control_pid": lambda m, v: m.set_control_pid(*v),
+#: ``--command`` keys: the Motor command each calls.
+COMMANDS: dict[str, Callable[..., None]] = {
+    "position": Motor.set_position,
+    "velocity": Motor.set_velocity,
+    "acceleration": Motor.set_acceleration,
+    "available_force": Motor.set_available_force,
+    "available_torque": Motor.set_available_torque,
+    "force": Motor.set_force,
+    "torque": Motor.set_torque,
+    "control_pid": Motor.set_control_pid,
 }
 _ARITY = {"control_pid": 3}
 
@@ -91,8 +92,9 @@ class Command:
             raise CliError(f"--command {text!r}: the time after '@' must be >= 0")
         return cls(motor, key, values, at)
 
-    def apply(self, sim: Simulation) -> None:
-        COMMANDS[self.key](sim.motor(self.motor), self.values)
+    def apply(self, system: HardwareSystem) -> None:
+        """Through the hardware system's check, as every other way to command a motor."""
+        system.command(self.motor, COMMANDS[self.key], *self.values)
 
 
 @dataclass(frozen=True)
@@ -126,18 +128,35 @@ def _load(args: argparse.Namespace) -> Simulation:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Run a config, applying timed commands, printing a live table and optional CSV."""
-    sim = _load(args)
-    commands = sorted((Command.parse(c) for c in args.command), key=lambda c: c.at)
-    for c in commands:
-        sim.motor(c.motor)  # unknown motors fail before anything runs
+    """Run a config on the hardware it names (the model by default), applying timed
+    commands, printing a live table and optional CSV."""
+    system = HardwareSystem(load(args).config)
+    sim = system.sim
+    try:
+        commands = sorted((Command.parse(c) for c in args.command), key=lambda c: c.at)
+        for c in commands:
+            sim.motor(c.motor)  # unknown motors fail before anything runs
+        factor = args.real_time_factor
+        if factor is None:
+            factor = 0.0 if system.simulated else 1.0
+        runtime = Runtime(system, real_time_factor=factor)
+        if not system.start():
+            raise CliError(f"hardware {system.plugin_name!r}: "
+                           f"{system.component.reason or 'it did not start'}")
+        _run(args, runtime, commands)
+    finally:
+        system.shutdown()
+    return 0
+
+
+def _run(args: argparse.Namespace, runtime: Runtime, commands: list[Command]) -> None:
+    sim, out = runtime.sim, sys.stdout
     steps = run_steps(args.duration, sim.basic_time_step_ms)
     writer = None
     if args.csv:
         handle = open(args.csv, "w", newline="")
         writer = csv.writer(handle)
         writer.writerow(csv_columns(sim))
-    out = sys.stdout
     if not args.quiet:
         names = [m.name for m in sim]
         width = max(24, *(len(n) + 2 for n in names))
@@ -147,11 +166,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         out.write(header.rstrip() + "\n" + units.rstrip() + "\n")
     pending = list(commands)
     next_row = 0.0  # a row at the first step at or after each --print-every mark
-    wall0 = time.monotonic()
     try:
         for k in range(steps + 1):
             while pending and pending[0].at <= sim.time + 1e-12:
-                pending.pop(0).apply(sim)
+                pending.pop(0).apply(runtime.system)
             if writer:
                 writer.writerow(csv_row(sim))
             if not args.quiet and (sim.time >= next_row - 1e-9 or k == steps):
@@ -162,17 +180,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                 out.write(f"{sim.time:8.3f} {cells}".rstrip() + "\n")
                 out.flush()
             if k < steps:
-                sim.step()
-                if args.real_time_factor > 0:
-                    lag = sim.time / args.real_time_factor - (time.monotonic() - wall0)
-                    if lag > 0:
-                        time.sleep(lag)
+                runtime.cycle()
     finally:
         if writer:
             handle.close()
     if not args.quiet:
         out.write("energy [J]: " + ", ".join(f"{m.name} {m.energy:.3f}" for m in sim) + "\n")
-    return 0
 
 
 def cmd_step_response(args: argparse.Namespace) -> int:
@@ -306,7 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="servo-sim", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
 
-    run = sub.add_parser("run", help="run a config and print a live table")
+    run = sub.add_parser("run", help="run a config on its hardware (the model by default) "
+                                     "and print a live table")
     _config_argument(run)
     run.add_argument("--duration", type=float, default=2.0, help="simulated seconds (2)")
     run.add_argument("--command", action="append", default=[], metavar="M.KEY=V[@T]",
@@ -314,8 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "(keys: " + ", ".join(COMMANDS) + ")")
     run.add_argument("--print-every", type=float, default=0.1, help="table row period, s")
     run.add_argument("--csv", help="write every step to this CSV file")
-    run.add_argument("--real-time-factor", type=float, default=0.0,
-                     help="1 = wall-clock pace, 0 = as fast as possible (default)")
+    run.add_argument("--real-time-factor", type=float, default=None,
+                     help="1 = wall-clock pace, 0 = as fast as possible (the default for "
+                          "the model; real hardware runs at 1)")
     run.add_argument("--quiet", action="store_true", help="no table")
     run.set_defaults(func=cmd_run)
 

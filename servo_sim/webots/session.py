@@ -4,7 +4,8 @@ the CSV record and the end of the run.
 The controller API (``api.py``) sees the run only through :class:`Session`: commands go
 to :meth:`Session.command` (the hardware system's capability check, then the model's
 ``Motor`` command; a refusal is a warning, as Webots prints one and carries on) and
-``Robot.step`` calls :meth:`Session.cycle` once per basic time step. ROS-free.
+``Robot.step`` calls :meth:`Session.cycle` once per basic time step: one cycle of the
+runtime (``servo_sim.runtime``), which paces it. ROS-free.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from ..hardware import HardwareSystem, LifecycleState
 from ..model import Motor
 from ..model.config import MotorConfig, SimulationConfig
 from ..model.sensors import SampledSensors
-from ..pacing import Pacer
 from ..record import csv_columns, csv_row, steps_to_reach
+from ..runtime import Runtime
 
 log = logging.getLogger("servo_sim")
 
@@ -117,10 +118,7 @@ class Session:
         self.end_reason: str | None = None  #: why the run is over (None: it is not)
         self.told = False  #: step() has returned -1
         self.warned_brake = False  #: a brake on real hardware was reported
-        self._clock = clock
-        self._pacer = Pacer(self.step_ms / 1000.0, real_time_factor, clock) \
-            if real_time_factor > 0 else None
-        self._last_wall: float | None = None
+        self.runtime = Runtime(self.system, real_time_factor=real_time_factor, clock=clock)
         self._refused: dict[tuple[str, str], str] = {}  # (motor, command) -> refusal
         self._csv_handle: IO[str] | None = None
         self._csv: Any = None
@@ -206,19 +204,7 @@ class Session:
     def cycle(self) -> None:
         """One basic time step: wait for the wall clock if paced, one hardware cycle,
         the battery, a CSV row; ends the run at the duration or an empty battery."""
-        period = None
-        if self._pacer is not None:
-            if self._last_wall is None:
-                self._pacer.rebase()  # pace from the first step, not from start-up
-            wait = self._pacer.next_due() - self._clock()
-            if wait > 0:
-                time.sleep(wait)
-            self._pacer.due()  # late: simulated time slips, no burst of catch-up cycles
-            now = self._clock()
-            if self._last_wall is not None and not self.system.simulated:
-                period = now - self._last_wall
-            self._last_wall = now
-        self.system.cycle(period)
+        self.runtime.cycle()
         level = self.battery_level()
         due = self.battery_sensor.due(self.time_ms)
         if due is not None and len(due):

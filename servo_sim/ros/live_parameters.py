@@ -1,0 +1,136 @@
+"""The node's parameters in rclpy: the config read from the overrides at start-up, the
+parameters declared with descriptors, and a change applied through the same check as
+the service that mirrors it (``params.py`` has the specs, without ROS)."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from ..model import ConfigError, SimulationConfig, load_config
+from ..model.urdf import apply_urdf
+from ..resources import default_config_path
+from ..runtime import Runtime
+from .messages import descriptor
+from .params import (
+    NODE_SPECS,
+    ROS_BUILTIN_PARAMETERS,
+    ParameterSpec,
+    config_from_parameters,
+    hardware_specs,
+    motor_parameter_specs,
+    node_settings,
+    split_motor_parameter,
+    top_parameter_specs,
+)
+
+#: Node settings that only a simulation honours, with the value real hardware runs at.
+SIMULATION_ONLY = {"real_time_factor": 1.0, "start_paused": False}
+
+
+def read_config(node: Node) -> tuple[dict[str, Any], SimulationConfig]:
+    """The node settings and the config from the parameter overrides (params files,
+    ``-p``, ``parameter_overrides``): read as given, declared once validated."""
+    # rclpy keeps the overrides in Node._parameter_overrides (Foxy to Kilted), and has no
+    # public getter: declaring them all to read them (automatically_declare_...) costs a
+    # parameter event each, seconds for a thousand motors
+    overrides = node._parameter_overrides
+    params = {k: p.value for k, p in overrides.items()
+              if not k.startswith("qos_overrides.") and k not in ROS_BUILTIN_PARAMETERS}
+    source = f"parameters of {node.get_fully_qualified_name()}"
+    untyped = sorted(k for k, v in params.items() if v is None)
+    if untyped:  # `-p name:=[]`: ROS parameters have no type for an empty list
+        raise ConfigError(f"{source}: parameter {untyped[0]!r} has no type (an empty "
+                          "list cannot be a ROS parameter value)")
+    sim_time = overrides.get("use_sim_time")
+    settings = node_settings(
+        params if sim_time is None else {**params, "use_sim_time": sim_time.value}, source)
+    if "motors" in params:
+        config = config_from_parameters(params, source)
+    else:
+        model_keys = sorted(set(params) - {s.name for s in NODE_SPECS})
+        if model_keys:
+            raise ConfigError(f"{source}: no 'motors' parameter, but motor parameters "
+                              f"{', '.join(model_keys)}")
+        path = default_config_path()
+        node.get_logger().info(f"no 'motors' parameter: using {path}")
+        config = load_config(path)
+    urdf = settings["robot_description"]
+    return settings, (apply_urdf(config, urdf) if urdf else config)
+
+
+def declare(node: Node, specs: list[ParameterSpec]) -> None:
+    node.declare_parameters("", [(s.name, s.value, descriptor(s)) for s in specs],
+                            ignore_override=True)
+
+
+class LiveParameters:
+    """Declares the node's parameters and applies their changes (``on_set`` is the
+    node's set-parameters callback). ``retime`` is called after the real-time factor
+    changed (the node's timer follows the runtime's period)."""
+
+    def __init__(self, node: Node, runtime: Runtime, settings: dict[str, Any],
+                 retime: Callable[[], None]) -> None:
+        self._node, self._runtime, self._settings = node, runtime, settings
+        self._retime = retime
+        #: the parameter a service is setting to what it applied (not applied again)
+        self._echo: str | None = None
+        specs = [replace(s, value=settings[s.name]) for s in NODE_SPECS]
+        config = runtime.sim.config
+        specs += top_parameter_specs(config) + hardware_specs(
+            config, runtime.system.component.SETTINGS)
+        declare(node, specs)
+        node.add_on_set_parameters_callback(self.on_set)
+
+    def declare_motor(self, motor_name: str) -> None:
+        """One motor's parameters (a job of the table)."""
+        declare(self._node, motor_parameter_specs(self._runtime.sim.motor(motor_name).config))
+
+    def echo(self, name: str, value: Any) -> None:
+        """Set parameter ``name`` to what a service applied already (``ros2 param get``
+        and parameter events follow it), without applying it again."""
+        self._echo = name
+        try:
+            self._node.set_parameters([Parameter(name, value=value)])
+        finally:
+            self._echo = None
+
+    def on_set(self, params: list[Parameter]) -> SetParametersResult:
+        node = self._node
+        for p in params:
+            if not node.has_parameter(p.name) or p.name == self._echo:
+                continue  # being declared, or a service's change echoed: already applied
+            if p.name == "use_sim_time" and p.value != self._settings["publish_clock"]:
+                reason = ("use_sim_time is publish_clock's (read-only): the time base is "
+                          "chosen at start")
+                node.get_logger().warning(f"parameter use_sim_time = {p.value!r} rejected: "
+                                          f"{reason}")
+                return SetParametersResult(successful=False, reason=reason)
+            target = split_motor_parameter(self._runtime.sim.config, p.name)
+            value = list(p.value) if isinstance(p.value, array) else p.value  # double arrays
+            try:
+                if target is not None:
+                    self._runtime.system.set_parameter(*target, value)
+                elif p.name in self._settings:
+                    self._apply_setting(p.name, p.value)
+            except ValueError as exc:
+                node.get_logger().warning(f"parameter {p.name} = {p.value!r} rejected: {exc}")
+                return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
+
+    def _apply_setting(self, name: str, value: Any) -> None:
+        runtime = self._runtime
+        if not runtime.simulated and name in SIMULATION_ONLY:
+            raise ValueError(f"parameter {name!r}: {runtime.real_time()}")
+        if name == "real_time_factor":
+            runtime.set_real_time_factor(value)
+            self._retime()
+        elif name == "joint_states_rate":
+            runtime.set_joint_states_rate(value)
+        self._settings[name] = value

@@ -1,0 +1,206 @@
+"""The runtime (servo_sim.runtime): pacing, pause/step/reset, what each cycle reports, and
+real hardware's refusals; plain pytest, no ROS. Wall time is a clock the test sets."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from servo_sim.hardware import HardwareSystem
+from servo_sim.model import Motor, parse_config
+from servo_sim.pacing import MAX_CATCH_UP_STEPS
+from servo_sim.runtime import FEEDBACK_PERIOD_MS, RealTimeError, Runtime
+
+
+class WallClock:
+    """Wall time the test moves; ``sleep`` moves it too (nothing waits for real)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.now += s
+        self.slept += s
+
+
+def system(step_ms: int = 1, **motor) -> HardwareSystem:
+    hw = HardwareSystem(parse_config({"basic_time_step_ms": step_ms,
+                                      "motors": [{"name": "a", **motor}]}))
+    assert hw.start()
+    return hw
+
+
+def runtime(step_ms: int = 1, rtf: float = 1.0, **kwargs) -> tuple[Runtime, WallClock]:
+    wall = WallClock()
+    return Runtime(system(step_ms), real_time_factor=rtf, clock=wall, sleep=wall.sleep,
+                   **kwargs), wall
+
+
+def test_the_first_tick_starts_the_pace_then_cycles_follow_the_wall_clock():
+    rt, wall = runtime(step_ms=2)
+    assert list(rt.tick()) == []  # paced from the first tick, not from construction
+    wall.now += 0.0101  # 10.1 ms of wall time: five 2-ms steps due
+    cycles = list(rt.tick())
+    assert [c.time_ms for c in cycles] == [2, 4, 6, 8, 10]
+    wall.now += 0.0009  # not yet the sixth
+    assert list(rt.tick()) == []
+    wall.now += 0.0011
+    assert [c.time_ms for c in rt.tick()] == [12]
+
+
+@settings(max_examples=50, deadline=None)
+@given(rtf=st.floats(0.1, 10.0), wall_s=st.floats(0.0, 0.05))
+def test_cycles_due_are_the_wall_time_times_the_factor_over_the_step(rtf, wall_s):
+    rt, wall = runtime(step_ms=1, rtf=rtf)
+    list(rt.tick())
+    wall.now += wall_s
+    n = len(list(rt.tick()))
+    expected = math.floor(wall_s * rtf / 0.001 + 1e-9)
+    assert n == min(expected, MAX_CATCH_UP_STEPS)
+    assert rt.sim.time_ms == n
+
+
+def test_a_machine_that_falls_behind_lets_simulated_time_slip():
+    rt, wall = runtime(step_ms=1)
+    list(rt.tick())
+    wall.now += 1.0  # a second stalled: 1000 steps due
+    assert len(list(rt.tick())) == MAX_CATCH_UP_STEPS and rt.overruns == 1
+    wall.now += 0.003  # then paced from where it slipped: three more
+    assert len(list(rt.tick())) == 3 and rt.overruns == 1
+
+
+def test_free_running_cycles_for_a_slice_of_wall_time():
+    reads = iter(range(1000))
+
+    def clock() -> float:  # each read of the clock is 1 ms of wall time
+        return 100.0 + next(reads) * 0.001
+
+    rt = Runtime(system(step_ms=1), real_time_factor=0.0, clock=clock)
+    cycles = list(rt.tick())  # the slice ends 5 ms after its first read: the reads at
+    # 1, 2, 3 and 4 ms each let a batch of ten cycles run
+    assert [c.time_ms for c in cycles] == list(range(1, 41)) and rt.period == 0.0
+
+
+def test_cycle_waits_for_each_due_time_at_the_factor():
+    rt, wall = runtime(step_ms=4, rtf=2.0)
+    for k in range(1, 6):
+        assert rt.cycle().time_ms == 4 * k
+    assert wall.slept == pytest.approx(5 * 0.004 / 2.0)  # 2 ms of wall time a step
+    wall.now += 1.0  # a late host: the next cycle runs at once, no burst of catch-up
+    before = wall.slept
+    assert rt.cycle().time_ms == 24 and wall.slept == before
+
+
+def test_pause_step_resume_and_the_checks_of_step():
+    rt, wall = runtime(step_ms=8, paused=True)
+    wall.now += 1.0
+    assert list(rt.tick()) == []  # paused: nothing runs
+    with pytest.raises(ValueError, match="must be >= 0"):
+        rt.step(-1)
+    assert [c.time_ms for c in rt.step(3)] == [8, 16, 24]
+    rt.resume()
+    with pytest.raises(ValueError, match=r"only while paused \(call ~/pause first\)"):
+        rt.step(1)
+    list(rt.tick())  # paced from the resume: nothing due yet
+    wall.now += 0.016
+    assert [c.time_ms for c in rt.tick()] == [32, 40]
+    rt.pause()
+    wall.now += 1.0
+    assert list(rt.tick()) == [] and rt.sim.time_ms == 40
+
+
+def test_a_new_factor_paces_from_now():
+    rt, wall = runtime(step_ms=1)
+    list(rt.tick())
+    wall.now += 0.002
+    assert len(list(rt.tick())) == 2
+    rt.set_real_time_factor(3.0)
+    wall.now += 0.002
+    assert len(list(rt.tick())) == 6
+    with pytest.raises(ValueError):
+        rt.set_real_time_factor(-1.0)
+
+
+def test_joint_states_are_due_at_their_rate_in_cycle_time():
+    rt, _ = runtime(step_ms=1, paused=True, joint_states_rate=50.0)
+    due = [c.time_ms for c in rt.step(1000) if c.joint_states]
+    assert due == [1, *range(20, 1001, 20)]  # at once, then every 20 ms
+    rt.set_joint_states_rate(0.0)
+    assert not any(c.joint_states for c in rt.step(100))
+    with pytest.raises(ValueError, match="joint_states_rate"):
+        rt.set_joint_states_rate(math.nan)
+
+
+def test_a_cycle_names_the_sensors_that_refreshed():
+    rt, _ = runtime(step_ms=2, paused=True)
+    motor = rt.sim.motor("a")
+    motor.enable_position(10)
+    motor.enable_force_feedback(4)
+    refreshed = {c.time_ms: c.refreshed for c in rt.step(10)}
+    assert [t for t, r in refreshed.items() if "position_sensor" in r] == [10, 20]
+    assert [t for t, r in refreshed.items() if "force_sensor" in r] == [4, 8, 12, 16, 20]
+
+
+def test_a_watched_move_owes_feedback_each_period_then_ends_on_the_profiles_time():
+    rt, _ = runtime(step_ms=2, paused=True)
+    move = rt.system.command("a", Motor.trapezoidal_move, 1.0, 0.0, 1.0, 4.0)
+    rt.watch(move)
+    ended, feedback = rt.poll_moves()
+    assert ended == () and feedback == (move,)  # feedback at the start
+    feedback_ms, end_ms = [], None
+    for cycle in rt.step(1000):
+        if move in cycle.feedback:
+            feedback_ms.append(cycle.time_ms)
+        if move in cycle.ended:
+            end_ms = cycle.time_ms
+            break
+    # 1 rad at 1 rad/s, 4 rad/s^2 from rest: 0.25 s up, 0.75 s cruising, 0.25 s down
+    assert move.state == "succeeded" and abs(end_ms - 1250) <= 2
+    assert feedback_ms == list(range(FEEDBACK_PERIOD_MS, end_ms, FEEDBACK_PERIOD_MS))
+    assert rt.poll_moves() == ((), ())  # an ended move is no longer watched
+
+
+def test_reset_goes_back_to_zero_and_ends_the_moves_in_progress():
+    rt, _ = runtime(step_ms=2, paused=True)
+    move = rt.system.command("a", Motor.trapezoidal_move, 1.0, 0.0, 1.0, 4.0)
+    rt.watch(move)
+    list(rt.step(50))
+    assert rt.reset() == (move,) and move.state == "aborted"
+    assert rt.sim.time_ms == 0 and rt.sim.motor("a").position == 0.0
+    assert rt.step(1).__next__().joint_states is False  # rate 0 by default
+
+
+def test_real_hardware_runs_in_real_time_and_refuses_the_rest():
+    """The emulated Feetech bus: a real plugin (wall-clock time, one cycle per call)."""
+    from servo_sim.hardware import sts_emulator as emu
+
+    with emu.EmulatorProcess([1]) as bus:
+        hw = HardwareSystem(parse_config({
+            "basic_time_step_ms": 8, "motors": [{"name": "a", "max_torque": 1.5,
+                                                  "min_position": -2.5, "max_position": 2.5}],
+            "hardware": {"plugin": "feetech", "port": bus.port, "a": {"id": 1}}}))
+        try:
+            with pytest.raises(RealTimeError, match="hardware 'feetech' runs in real time"):
+                Runtime(hw, real_time_factor=0.0)
+            with pytest.raises(RealTimeError, match="runs in real time"):
+                Runtime(hw, paused=True)
+            assert hw.start(), hw.component.reason
+            wall = WallClock()
+            rt = Runtime(hw, clock=wall, sleep=wall.sleep)
+            for refused in (rt.pause, lambda: rt.step(1), rt.reset,
+                            lambda: rt.set_real_time_factor(2.0)):
+                with pytest.raises(RealTimeError, match="hardware 'feetech' runs in real time"):
+                    refused()
+            assert rt.sim.time_ms == 0
+            wall.now += 1.0  # however late: one cycle a tick, the device read
+            cycles = list(rt.tick())
+            assert len(cycles) == 1 and cycles[0].read and cycles[0].time_ms == 8
+        finally:
+            hw.shutdown()
