@@ -21,7 +21,7 @@ import csv
 import logging
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,23 +30,14 @@ import numpy as np
 from . import resources
 from .analysis import step_metrics
 from .hardware import HardwareSystem
-from .model import ConfigError, Motor, Simulation, SimulationConfig, load_config
+from .model import ConfigError, Simulation, SimulationConfig, load_config
+from .model.commands import MOTOR_COMMANDS, MotorCommand
 from .record import csv_columns, csv_row, run_steps
 from .runtime import Runtime
 from .sim2real import add_commands
 
-#: ``--command`` keys: the Motor command each calls.
-COMMANDS: dict[str, Callable[..., None]] = {
-    "position": Motor.set_position,
-    "velocity": Motor.set_velocity,
-    "acceleration": Motor.set_acceleration,
-    "available_force": Motor.set_available_force,
-    "available_torque": Motor.set_available_torque,
-    "force": Motor.set_force,
-    "torque": Motor.set_torque,
-    "control_pid": Motor.set_control_pid,
-}
-_ARITY = {"control_pid": 3}
+#: ``--command`` keys: the Motor command each calls (the command table's keys).
+COMMANDS: dict[str, MotorCommand] = {c.key: c for c in MOTOR_COMMANDS if c.key}
 
 
 class CliError(Exception):
@@ -86,15 +77,16 @@ class Command:
             at = float(at_text) if at_sign else 0.0
         except ValueError:
             raise CliError(f"--command {text!r}: values must be numbers") from None
-        if len(values) != _ARITY.get(key, 1):
-            raise CliError(f"--command {text!r}: {key} takes {_ARITY.get(key, 1)} value(s)")
+        arity = len(COMMANDS[key].args)
+        if len(values) != arity:
+            raise CliError(f"--command {text!r}: {key} takes {arity} value(s)")
         if not math.isfinite(at) or at < 0:
             raise CliError(f"--command {text!r}: the time after '@' must be >= 0")
         return cls(motor, key, values, at)
 
     def apply(self, system: HardwareSystem) -> None:
         """Through the hardware system's check, as every other way to command a motor."""
-        system.command(self.motor, COMMANDS[self.key], *self.values)
+        system.command(self.motor, COMMANDS[self.key].call, *self.values)
 
 
 @dataclass(frozen=True)

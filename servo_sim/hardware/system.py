@@ -18,14 +18,17 @@ raising included, escapes :meth:`cycle`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
+import operator
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..model import Motor, Simulation
+from ..model.commands import MOTOR_COMMANDS
 from ..model.config import SimulationConfig
 from ..model.motor import CommandRefusedError
 from ..model.safety import FAULT_FLAGS, report, status
@@ -46,19 +49,11 @@ log = logging.getLogger("servo_sim")
 #: How often (simulated/cycle time) a failed plugin is tried again.
 RECOVERY_PERIOD_MS = 1000
 
-#: The capabilities a device needs for each Motor command (any one of them is enough).
+#: The capabilities a device needs for each Motor command (any one of them is enough),
+#: from the command table; commands without (enable, e-stop, sensors) are always taken.
 COMMAND_CAPABILITIES: dict[str, Capabilities] = {
-    "set_position": Capabilities.POSITION_COMMAND,  # +-inf: VELOCITY_COMMAND
-    "set_velocity": Capabilities.VELOCITY_COMMAND | Capabilities.VELOCITY_LIMIT,
-    "set_acceleration": Capabilities.ACCELERATION_LIMIT,
-    "set_available_force": Capabilities.AVAILABLE_FORCE,
-    "set_available_torque": Capabilities.AVAILABLE_FORCE,
-    "set_control_pid": Capabilities.PID_GAINS,
-    "set_force": Capabilities.EFFORT_COMMAND,
-    "set_torque": Capabilities.EFFORT_COMMAND,
-    "halt": Capabilities.POSITION_COMMAND,
-    "trapezoidal_move": Capabilities.TRAPEZOIDAL_COMMAND,
-}
+    c.name: functools.reduce(operator.or_, (Capabilities[n.upper()] for n in c.needs))
+    for c in MOTOR_COMMANDS if c.needs}  # set_position to +-inf: VELOCITY_COMMAND
 #: CommandRefusedError is the model's: the hardware refuses the same way the model does
 __all__ = [
     "COMMAND_CAPABILITIES",

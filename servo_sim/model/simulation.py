@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .bank import MotorBank
+from .commands import MOTOR_COMMANDS
 from .config import (
     ConfigError,
     SimulationConfig,
@@ -30,8 +31,9 @@ _RUNTIME = "run-time change"
 class MirroredField:
     """A motor config field that is also a command (``control_pid`` and
     ``set_control_pid``): a change of either goes through the command, once, and the
-    getter reads it back. The one table of them: the ROS services that keep a parameter
-    in step, the hardware's capability check of a parameter change, run-time changes."""
+    getter reads it back: the rows of the command table (``commands.py``) with a field,
+    for the ROS services that keep a parameter in step, the hardware's capability check
+    of a parameter change, run-time changes."""
 
     field: str
     command: Callable[..., None]  #: Motor.set_control_pid(motor, *args)
@@ -42,14 +44,13 @@ class MirroredField:
         return tuple(value) if isinstance(value, list | tuple) else (value,)
 
 
-MIRRORED_FIELDS: dict[str, MirroredField] = {f.field: f for f in (
-    MirroredField("control_pid", Motor.set_control_pid, lambda m: list(m.get_control_pid())),
-    MirroredField("acceleration", Motor.set_acceleration, Motor.get_acceleration),
-    MirroredField("position_sensor.sampling_period_ms", Motor.enable_position,
-                  Motor.get_position_sampling_period),
-    MirroredField("force_feedback_sampling_period_ms", Motor.enable_force_feedback,
-                  Motor.get_force_feedback_sampling_period),
-)}
+#: The fields that are also commands, from the command table (the first command of a
+#: field applies it: force_feedback_sampling_period_ms -> enable_force_feedback).
+MIRRORED_FIELDS: dict[str, MirroredField] = {}
+for _command in MOTOR_COMMANDS:
+    if _command.field is not None and _command.read is not None:
+        MIRRORED_FIELDS.setdefault(_command.field, MirroredField(
+            _command.field, _command.call, _command.read))
 
 
 class Simulation:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import LINEAR, ROTATIONAL, Motor, ros_name
-from ..model.simulation import MIRRORED_FIELDS
+from ..model.commands import ACTION, COMMAND, MOTOR_COMMANDS, TRIGGER
 
 #: Fields of the package's own interfaces, (type, name) in file order: request, response.
 SRV_FIELDS: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = {
@@ -102,25 +102,20 @@ def position_sensor_name(motor: Motor) -> str:
     return f"{ros_name(motor.name)}/{POSITION_SENSOR}"
 
 
-def _mirror(field: str) -> tuple[str, Callable[[Motor], Any]]:
-    """The motor parameter a setter changes, and how to read it (the model's table)."""
-    return field, MIRRORED_FIELDS[field].read
+def _setter(name: str) -> MotorService:
+    """The service of a command of the command table, with its topic and mirrored field."""
+    c = COMMAND[name]
+    srv = "SetInt" if c.arg_type is int else "SetFloat" if len(c.args) == 1 \
+        else "MotorSetControlPid"
+    return MotorService(c.ros_service, srv, c.call, topic=c.topic,
+                        parameter=(c.field, c.read) if c.field and c.read else None)
 
-
-_FEEDBACK_PERIOD = _mirror("force_feedback_sampling_period_ms")
 
 MOTOR_SERVICES: tuple[MotorService, ...] = (
-    # commands (seed 002: Motor functions)
-    MotorService("set_position", "SetFloat", Motor.set_position),
-    MotorService("set_velocity", "SetFloat", Motor.set_velocity),
-    MotorService("set_acceleration", "SetFloat", Motor.set_acceleration,
-                 parameter=_mirror("acceleration")),
-    MotorService("set_available_force", "SetFloat", Motor.set_available_force),
-    MotorService("set_available_torque", "SetFloat", Motor.set_available_torque),
-    MotorService("set_force", "SetFloat", Motor.set_force),
-    MotorService("set_torque", "SetFloat", Motor.set_torque),
-    MotorService("set_control_pid", "MotorSetControlPid", Motor.set_control_pid,
-                 parameter=_mirror("control_pid")),
+    # commands (seed 002: Motor functions), from the command table
+    *(_setter(name) for name in ("set_position", "set_velocity", "set_acceleration",
+                                 "set_available_force", "set_available_torque", "set_force",
+                                 "set_torque", "set_control_pid")),
     # getters
     MotorService("get_target_position", "GetFloat", Motor.get_target_position),
     MotorService("get_min_position", "GetFloat", Motor.get_min_position),
@@ -138,16 +133,13 @@ MOTOR_SERVICES: tuple[MotorService, ...] = (
                  lambda m: m.config.brake_name or ""),
     MotorService("get_position_sensor_name", "GetString", position_sensor_name),
     # sensors (seed 002: force/torque feedback; the position sensor of each motor)
-    MotorService("position_sensor/enable", "SetInt", Motor.enable_position,
-                 topic="position", parameter=_mirror("position_sensor.sampling_period_ms")),
+    _setter("enable_position"),
     MotorService("position_sensor/get_sampling_period", "GetInt",
                  Motor.get_position_sampling_period),
-    MotorService("force_feedback_sensor/enable", "SetInt", Motor.enable_force_feedback,
-                 topic="force_feedback", parameter=_FEEDBACK_PERIOD),
+    _setter("enable_force_feedback"),
     MotorService("force_feedback_sensor/get_sampling_period", "GetInt",
                  Motor.get_force_feedback_sampling_period),
-    MotorService("torque_feedback_sensor/enable", "SetInt", Motor.enable_torque_feedback,
-                 topic="torque_feedback", parameter=_FEEDBACK_PERIOD),
+    _setter("enable_torque_feedback"),
     MotorService("torque_feedback_sensor/get_sampling_period", "GetInt",
                  Motor.get_torque_feedback_sampling_period),
 )
@@ -169,13 +161,8 @@ class MotorTrigger:
 
 
 #: Modes and safety (issue 5, seed 004), per motor.
-MOTOR_TRIGGERS: tuple[MotorTrigger, ...] = (
-    MotorTrigger("halt", Motor.halt),
-    MotorTrigger("enable", Motor.enable),
-    MotorTrigger("disable", Motor.disable),
-    MotorTrigger("e_stop", Motor.e_stop),
-    MotorTrigger("reset_e_stop", Motor.reset_e_stop),
-)
+MOTOR_TRIGGERS: tuple[MotorTrigger, ...] = tuple(
+    MotorTrigger(c.ros_service, c.call) for c in MOTOR_COMMANDS if c.kind == TRIGGER)
 
 
 @dataclass(frozen=True)
@@ -187,9 +174,9 @@ class MotorAction:
     call: Callable[..., Any]
 
 
-MOTOR_ACTIONS: tuple[MotorAction, ...] = (
-    MotorAction("trapezoidal_move", "TrapezoidalMove", Motor.trapezoidal_move),
-)
+MOTOR_ACTIONS: tuple[MotorAction, ...] = tuple(
+    MotorAction(c.ros_service, "".join(w.title() for w in c.name.split("_")), c.call)
+    for c in MOTOR_COMMANDS if c.kind == ACTION)
 
 
 #: Families of per-motor interfaces; the node parameter ``motor_interfaces`` selects which

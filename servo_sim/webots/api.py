@@ -29,7 +29,7 @@ import numbers
 import sys
 from typing import Any
 
-from ..model import Motor as _ModelMotor
+from ..model.commands import MOTOR_COMMANDS
 from ..model.config import parse_field
 from .session import BRAKE, MOTOR, POSITION_SENSOR, ControllerEnded, DeviceSpec, Session
 
@@ -191,6 +191,24 @@ def _getter(attribute: str, name: str) -> Any:
     return get
 
 
+#: The command table's rows by Webots method.
+WEBOTS_COMMANDS = {c.webots: c for c in MOTOR_COMMANDS if c.webots}
+
+
+def _command_method(name: str) -> Any:
+    """Webots' method ``name``: its row of the command table, through the session (the
+    hardware system's one check)."""
+    command = WEBOTS_COMMANDS[name]
+
+    def call(self: Motor, *args: Any) -> None:
+        self._command(command.call, *args)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = (f"The model's ``Motor.{command.name}({', '.join(command.args)})``, "
+                    "through the hardware system's check.")
+    return call
+
+
 def _model_getter(method: str, name: str) -> Any:
     """Webots' getter ``name``: the model Motor's ``method()``."""
     def get(self: Motor) -> Any:
@@ -224,30 +242,15 @@ class Motor(_JointDevice):
     def _command(self, call: Any, *args: Any) -> None:
         self._session.command(self._spec.name, call, *args)
 
-    # commands
-    def setPosition(self, position: float) -> None:
-        self._command(_ModelMotor.set_position, position)
-
-    def setVelocity(self, velocity: float) -> None:
-        self._command(_ModelMotor.set_velocity, velocity)
-
-    def setAcceleration(self, acceleration: float) -> None:
-        self._command(_ModelMotor.set_acceleration, acceleration)
-
-    def setAvailableForce(self, force: float) -> None:
-        self._command(_ModelMotor.set_available_force, force)
-
-    def setAvailableTorque(self, torque: float) -> None:
-        self._command(_ModelMotor.set_available_torque, torque)
-
-    def setControlPID(self, p: float, i: float, d: float) -> None:
-        self._command(_ModelMotor.set_control_pid, p, i, d)
-
-    def setForce(self, force: float) -> None:
-        self._command(_ModelMotor.set_force, force)
-
-    def setTorque(self, torque: float) -> None:
-        self._command(_ModelMotor.set_torque, torque)
+    # commands: rows of the command table (model/commands.py)
+    setPosition = _command_method("setPosition")
+    setVelocity = _command_method("setVelocity")
+    setAcceleration = _command_method("setAcceleration")
+    setAvailableForce = _command_method("setAvailableForce")
+    setAvailableTorque = _command_method("setAvailableTorque")
+    setControlPID = _command_method("setControlPID")
+    setForce = _command_method("setForce")
+    setTorque = _command_method("setTorque")
 
     # getters (what was set, before the multiplier; the config before any command)
     getTargetPosition = _model_getter("get_target_position", "getTargetPosition")
@@ -263,8 +266,7 @@ class Motor(_JointDevice):
     getMultiplier = _model_getter("get_multiplier", "getMultiplier")
 
     # force / torque feedback
-    def enableForceFeedback(self, sampling_period: int) -> None:
-        self._command(_ModelMotor.enable_force_feedback, sampling_period)
+    enableForceFeedback = _command_method("enableForceFeedback")
 
     def disableForceFeedback(self) -> None:
         self.enableForceFeedback(0)
@@ -327,7 +329,7 @@ class PositionSensor(_JointDevice):
                         else sampling_period)
 
     def enable(self, sampling_period: int) -> None:
-        self._session.command(self._spec.motor.name, _ModelMotor.enable_position,
+        self._session.command(self._spec.motor.name, WEBOTS_COMMANDS["enable"].call,
                               sampling_period)
 
     def disable(self) -> None:
