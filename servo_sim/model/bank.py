@@ -242,6 +242,12 @@ class MotorBank:
             low, high = np.maximum(low, self.stop_low[idx]), np.minimum(high, self.stop_high[idx])
         return low, high
 
+    def refresh_gains(self, idx: slice | np.ndarray = slice(None)) -> None:
+        """Recompute what the step derives from the PID gains of motors ``idx`` (all
+        that a change of gains alone needs)."""
+        with np.errstate(over="ignore"):  # D near 1e308: inf, saturated by the step
+            self._d_over_dt[idx] = self.control_d[idx] / self.dt
+
     def refresh(self, idx: slice | np.ndarray = slice(None)) -> None:
         """Recompute what the step derives from the commands, for motors ``idx``."""
         active = self.enabled[idx] & ~self.force_control[idx] & (self.available_force[idx] > 0.0)
@@ -264,8 +270,7 @@ class MotorBank:
                                             self.target_velocity[idx]))
         self.speed_limit[idx] = np.where(moving, self.max_velocity[idx],
                                          np.abs(self.target_velocity[idx]))
-        with np.errstate(over="ignore"):  # D near 1e308: inf, saturated by the step
-            self._d_over_dt[idx] = self.control_d[idx] / self.dt
+        self.refresh_gains(idx)
         self._acceleration_limited[idx] = self.acceleration[idx] >= 0.0
         self._acceleration_step[idx] = np.abs(self.acceleration[idx]) * self.dt
         self._any_acceleration_limit = bool(self._acceleration_limited.any())

@@ -215,7 +215,7 @@ class Motor:
         bank.control_p[one], bank.control_i[one], bank.control_d[one] = p, i, d
         bank.error_integral[one] = 0.0
         bank.previous_error[one] = 0.0
-        bank.refresh(one)
+        bank.refresh_gains(one)
 
     @command(MOTION)
     def set_force(self, force: float) -> None:

@@ -76,6 +76,7 @@ class Simulation:
         group_of = {i: np.array(g) for g in groups.values() for i in g}
         self._motors = {m.name: Motor(self.bank, i, group_of[i])
                         for i, m in enumerate(self.config.motors)}
+        self._index = {m.name: i for i, m in enumerate(self.config.motors)}
 
     def reset(self) -> None:
         """Back to the config's initial state: time 0, positions, commands and sensors.
@@ -111,7 +112,7 @@ class Simulation:
         motor.
         """
         handle = self.motor(motor)
-        index = self.motor_names.index(motor)
+        index = self._index[motor]
         if field in READ_ONLY_FIELDS:
             raise ValueError(f"motor {motor!r}: field {field!r} = {value!r} rejected: "
                              "read-only, fixed at start-up")
@@ -158,7 +159,7 @@ class Simulation:
 
     def _record(self, motor: str, field: str, parsed: Any) -> None:
         """``motor``'s config field ``field`` is ``parsed`` now (already applied)."""
-        index = self.motor_names.index(motor)
+        index = self._index[motor]
         motors = list(self.config.motors)
         group, _, leaf = field.rpartition(".")
         if group:

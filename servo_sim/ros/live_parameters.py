@@ -79,8 +79,10 @@ class LiveParameters:
                  retime: Callable[[], None]) -> None:
         self._node, self._runtime, self._settings = node, runtime, settings
         self._retime = retime
-        #: the parameter a service is setting to what it applied (not applied again)
-        self._echo: str | None = None
+        #: what services applied, for their parameters to follow after the reply
+        self._pending: dict[str, Any] = {}
+        #: the parameters being set to what a service applied (not applied again)
+        self._echo: frozenset[str] = frozenset()
         specs = [replace(s, value=settings[s.name]) for s in NODE_SPECS]
         config = runtime.sim.config
         specs += top_parameter_specs(config) + hardware_specs(
@@ -93,18 +95,33 @@ class LiveParameters:
         declare(self._node, motor_parameter_specs(self._runtime.sim.motor(motor_name).config))
 
     def echo(self, name: str, value: Any) -> None:
-        """Set parameter ``name`` to what a service applied already (``ros2 param get``
-        and parameter events follow it), without applying it again."""
-        self._echo = name
+        """Parameter ``name`` follows what a service applied (``ros2 param get`` and the
+        parameter events), without applying it again, right after the service's reply:
+        a task of the executor, which runs it before any request that comes after this
+        one (both executors run tasks created in a callback first), so that the reply
+        does not wait for rclpy's set_parameters and the parameter event."""
+        first = not self._pending
+        self._pending[name] = value
+        executor = self._node.executor
+        if executor is None:  # not spinning (a call from the node's own code)
+            self._flush()
+        elif first:
+            executor.create_task(self._flush)
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, {}
+        if not pending:
+            return
+        self._echo = frozenset(pending)
         try:
-            self._node.set_parameters([Parameter(name, value=value)])
+            self._node.set_parameters([Parameter(n, value=v) for n, v in pending.items()])
         finally:
-            self._echo = None
+            self._echo = frozenset()
 
     def on_set(self, params: list[Parameter]) -> SetParametersResult:
         node = self._node
         for p in params:
-            if not node.has_parameter(p.name) or p.name == self._echo:
+            if not node.has_parameter(p.name) or p.name in self._echo:
                 continue  # being declared, or a service's change echoed: already applied
             if p.name == "use_sim_time" and p.value != self._settings["publish_clock"]:
                 reason = ("use_sim_time is publish_clock's (read-only): the time base is "
