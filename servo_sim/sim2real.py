@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .hardware.emulator import profile_fields
+from .emulators.emulator import profile_fields
 from .identify import (
     DEFAULT_FIT,
     FITTABLE,

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from servo_sim import cli
-from servo_sim.hardware import sts_emulator
+from servo_sim.emulators import sts_emulator
 from servo_sim.hardware.recorder import record
 from servo_sim.identify import (
     EXCITATION_S,
