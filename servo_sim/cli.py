@@ -30,9 +30,9 @@ import numpy as np
 
 from . import resources
 from .analysis import step_metrics
+from .identification.cli import add_commands
 from .model import ConfigError, Motor, Simulation, SimulationConfig, load_config
 from .record import csv_columns, csv_row, run_steps
-from .sim2real import add_commands
 
 #: ``--command`` keys: how each calls the motor.
 COMMANDS: dict[str, Callable[[Motor, list[float]], None]] = {

@@ -1,4 +1,4 @@
-"""Recording a servo's response to :func:`servo_sim.identify.excitation` through any
+"""Recording a servo's response to :func:`servo_sim.identification.fit.excitation` through any
 hardware plugin (``servo-sim record``): a real bus, an emulated one or the model.
 
 Each cycle: the command for now is written and the position read in the same
@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 
-from ..identify import EXCITATION_S, Recording, excitation
+from ..hardware import HardwareSystem
 from ..model import Motor, SimulationConfig
 from ..pacing import Pacer
-from .system import HardwareSystem
+from .fit import EXCITATION_S, Recording, excitation
 
 
 class RecordError(ValueError):
