@@ -38,9 +38,9 @@ setup(
     },
     entry_points={"console_scripts": [
         "servo-sim = servo_sim.cli:main",
-        "servo-sim-dxl-emulator = servo_sim.hardware.dxl_emulator:main",
-        "servo-sim-sts-emulator = servo_sim.hardware.sts_emulator:main",
-        "servo-sim-so101 = servo_sim.hardware.virtual_arm:main",
+        "servo-sim-dxl-emulator = servo_sim.emulators.dxl_emulator:main",
+        "servo-sim-sts-emulator = servo_sim.emulators.sts_emulator:main",
+        "servo-sim-so101 = servo_sim.emulators.virtual_arm:main",
         # the ROS 2 node (as `ros2 run servo_sim servo_sim_node`) and a small client
         "servo_sim_node = servo_sim.ros.entry:node_main",
         "servo-sim-client = servo_sim.ros.entry:client_main",

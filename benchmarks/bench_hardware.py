@@ -21,7 +21,8 @@ import argparse
 import statistics
 import time
 
-from servo_sim.hardware import HardwareSystem, dxl_emulator, sts_emulator
+from servo_sim.emulators import dxl_emulator, sts_emulator
+from servo_sim.hardware import HardwareSystem
 from servo_sim.model import Motor, parse_config
 
 BITS_PER_BYTE = 10  # start + 8 data + stop

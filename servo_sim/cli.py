@@ -18,38 +18,28 @@ from __future__ import annotations
 
 import argparse
 import csv
-import logging
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 
-from . import resources
 from .analysis import step_metrics
+from .command import CliError
+from .command import run as run_command
 from .hardware import HardwareSystem
-from .model import ConfigError, Simulation, SimulationConfig, load_config
+from .identification.cli import add_commands as add_identification_commands
+from .model import Simulation
 from .model.commands import MOTOR_COMMANDS, MotorCommand
 from .record import csv_columns, csv_row, run_steps
 from .runtime import Runtime
-from .sim2real import add_commands
+from .webots.cli import add_commands as add_webots_commands
+from .webots.cli import config_argument as _config_argument
+from .webots.cli import load
 
 #: ``--command`` keys: the Motor command each calls (the command table's keys).
 COMMANDS: dict[str, MotorCommand] = {c.key: c for c in MOTOR_COMMANDS if c.key}
-
-
-class CliError(Exception):
-    """A user error: printed as one line, exit status 2."""
-
-
-def default_config_path() -> Path:
-    """The packaged default config (see :mod:`servo_sim.resources`)."""
-    try:
-        return resources.default_config_path()
-    except FileNotFoundError as exc:
-        raise CliError(f"{exc}; pass a CONFIG file") from None
 
 
 @dataclass(frozen=True)
@@ -87,32 +77,6 @@ class Command:
     def apply(self, system: HardwareSystem) -> None:
         """Through the hardware system's check, as every other way to command a motor."""
         system.command(self.motor, COMMANDS[self.key].call, *self.values)
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """A CONFIG argument read: the config, and the robot's name and world file when it
-    is a Webots file."""
-
-    config: SimulationConfig
-    robot_name: str = "robot"
-    world_path: str = ""
-    #: the world's devices servo_sim does not simulate: name -> Webots type, where
-    unsimulated: dict[str, str] = field(default_factory=dict)
-    #: PROTOs inside the robot that could not be read: name -> first instance
-    unread: dict[str, str] = field(default_factory=dict)
-
-
-def load(args: argparse.Namespace) -> Loaded:
-    """Read CONFIG: a YAML config (the packaged one by default) or a Webots file (its
-    ``webots://`` PROTOs in ``--webots-home``)."""
-    from .webots.world import is_webots_file, load_world
-
-    if args.config and is_webots_file(args.config):
-        world = load_world(args.config, args.webots_home, args.strict_protos)
-        return Loaded(world.config, world.robot_name, world.path, world.unsimulated,
-                      world.unread)
-    return Loaded(load_config(args.config if args.config else default_config_path()))
 
 
 def _load(args: argparse.Namespace) -> Simulation:
@@ -274,39 +238,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_controller(args: argparse.Namespace) -> int:
-    """Run a Webots Python controller script against the config's motors."""
-    from .webots.runner import run_controller
-    from .webots.session import Session, SessionError
-
-    script = Path(args.script)
-    if not script.is_file():
-        raise CliError(f"{script}: no such controller script")
-    loaded = load(args)
-    try:
-        session = Session(loaded.config, robot_name=loaded.robot_name,
-                          world_path=loaded.world_path, unsimulated=loaded.unsimulated,
-                          unread=loaded.unread,
-                          duration=args.duration, real_time_factor=args.real_time_factor,
-                          csv_path=args.csv)
-    except SessionError as exc:
-        raise CliError(str(exc)) from None
-    return run_controller(script, session, args.controller_args)
-
-
-def _config_argument(parser: argparse.ArgumentParser) -> None:
-    """CONFIG and --webots-home, as every command that reads a config takes them."""
-    parser.add_argument("config", nargs="?",
-                        help="config file, YAML, .wbt or .proto (default: the packaged one)")
-    parser.add_argument("--webots-home", metavar="DIR",
-                        help="the Webots installation a world's webots:// PROTOs are read "
-                             "from (default: $WEBOTS_HOME, else Webots' usual places); "
-                             "never downloaded")
-    parser.add_argument("--strict-protos", action="store_true",
-                        help="refuse a Webots file in which a PROTO inside the robot cannot "
-                             "be read (default: that part is left out with a warning)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="servo-sim", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -340,52 +271,16 @@ def build_parser() -> argparse.ArgumentParser:
     _config_argument(check)
     check.set_defaults(func=cmd_check)
 
-    ctl = sub.add_parser("controller", help="run a Webots Python controller script",
-                         description="Run a Webots Python controller (from controller "
-                         "import Robot, ...) unchanged against the config's motors. "
-                         "Arguments after '--' go to the script's sys.argv.")
-    ctl.add_argument("script", help="the controller, e.g. my_controller.py")
-    _config_argument(ctl)
-    ctl.add_argument("--duration", type=float, default=None,
-                     help="simulated seconds (rounded up to whole basic time steps), "
-                          "then step() returns -1 (default: no end)")
-    ctl.add_argument("--real-time-factor", type=float, default=None,
-                     help="1 = wall-clock pace, 0 = as fast as possible (default: 0 "
-                          "simulated, 1 on real hardware)")
-    ctl.add_argument("--csv", help="write every step to this CSV file (as 'run' does)")
-    ctl.set_defaults(func=cmd_controller, controller_args=[])
-    add_commands(sub)  # profiles, record, identify
+    add_webots_commands(sub)  # controller
+    add_identification_commands(sub)  # profiles, record, identify
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``servo-sim`` command."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    script_args: list[str] = []
-    if argv[:1] == ["controller"] and "--" in argv:  # the rest is the controller's
-        cut = argv.index("--")
-        argv, script_args = argv[:cut], argv[cut + 1:]
-    args = build_parser().parse_args(argv)
-    if args.cmd == "controller":
-        args.controller_args = script_args
-    logging.basicConfig(level=logging.WARNING, format="servo-sim: warning: %(message)s")
-    for name in ("duration", "print_every", "band"):
-        value = getattr(args, name, None)
-        if value is not None and not (math.isfinite(value) and value > 0):
-            print(f"servo-sim: error: --{name.replace('_', '-')} must be > 0", file=sys.stderr)
-            return 2
-    factor = getattr(args, "real_time_factor", None)
-    if factor is not None and not (math.isfinite(factor) and factor >= 0):
-        print("servo-sim: error: --real-time-factor must be >= 0", file=sys.stderr)
-        return 2
-    try:
-        return args.func(args)
-    except (CliError, ConfigError, KeyError, ValueError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"servo-sim: error: {message}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        return 0
+    return run_command(build_parser(), argv)
+
+
 
 
 if __name__ == "__main__":

@@ -219,9 +219,9 @@ class Runtime:
         while self._clock() < end:
             yield from self.advance(FREE_RUN_BATCH)
 
-    def cycle(self) -> Cycle:
-        """One cycle, once it is due (sleeping until then when paced): for hosts that
-        run the loop themselves. A late cycle lets simulated time slip, no catch-up."""
+    def wait(self) -> None:
+        """Sleep until the next cycle is due (paced; as fast as possible: at once); a
+        late host lets simulated time slip, no burst of catch-up cycles follows."""
         if self.real_time_factor > 0:
             if not self._started:
                 self._started = True
@@ -230,4 +230,10 @@ class Runtime:
             if wait > 0:
                 self._sleep(wait)
             self._pacer.due()
+
+    def cycle(self, wait: bool = True) -> Cycle:
+        """One cycle, once it is due (see :meth:`wait`; ``wait=False``: now, the host
+        waited already): for hosts that run the loop themselves."""
+        if wait:
+            self.wait()
         return self._cycle(None if self.simulated else self._real_period())

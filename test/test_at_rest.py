@@ -24,7 +24,8 @@ import math
 import pytest
 from conftest import cycle_until, cycle_until_settled
 
-from servo_sim.hardware import HardwareSystem, dxl_emulator, sts_emulator
+from servo_sim.emulators import dxl_emulator, sts_emulator
+from servo_sim.hardware import HardwareSystem
 from servo_sim.model import Motor, Simulation, parse_config
 
 TICK = 2 * math.pi / 4096

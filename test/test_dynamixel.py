@@ -1,6 +1,6 @@
 """The dynamixel plugin against an emulated Protocol 2.0 bus on a pseudo-terminal.
 
-The emulator (``servo_sim.hardware.dxl_emulator``) runs in a child process and speaks
+The emulator (``servo_sim.emulators.dxl_emulator``) runs in a child process and speaks
 the wire protocol; the plugin drives the other end through the real dynamixel-sdk.
 Expected register values are computed by hand from the X-series units.
 """
@@ -17,6 +17,7 @@ from conftest import cycle_until, interrupt_inside_a_transaction, recover
 from hypothesis import given
 from hypothesis import strategies as st
 
+from servo_sim.emulators import dxl_emulator as emu
 from servo_sim.hardware import (
     Capabilities,
     CommandRefusedError,
@@ -25,7 +26,6 @@ from servo_sim.hardware import (
     PluginError,
     StateFlags,
 )
-from servo_sim.hardware import dxl_emulator as emu
 from servo_sim.hardware import system as system_module
 from servo_sim.model import Motor, ServoMode, parse_config
 

@@ -1,6 +1,6 @@
 """The feetech plugin against an emulated STS/SCS bus on a pseudo-terminal.
 
-The emulator (``servo_sim.hardware.sts_emulator``) runs in a child process, speaks the
+The emulator (``servo_sim.emulators.sts_emulator``) runs in a child process, speaks the
 wire protocol and moves each servo with servo_sim's model; the plugin drives the other
 end through the real feetech-servo-sdk. Expected register values are computed by hand
 from the STS units (4096 ticks per turn, ticks/s, 100 ticks/s^2, 0.1 %).
@@ -21,6 +21,7 @@ from conftest import cycle_until, interrupt_inside_a_transaction, recover
 from hypothesis import given
 from hypothesis import strategies as st
 
+from servo_sim.emulators import sts_emulator as emu
 from servo_sim.hardware import (
     Capabilities,
     CommandRefusedError,
@@ -29,7 +30,6 @@ from servo_sim.hardware import (
     PluginError,
     StateFlags,
 )
-from servo_sim.hardware import sts_emulator as emu
 from servo_sim.hardware import system as system_module
 from servo_sim.model import Motor, parse_config
 
@@ -182,7 +182,7 @@ def test_an_eeprom_file_from_before_the_id_was_kept_still_loads(tmp_path):
 def test_a_bad_eeprom_file_stops_the_emulator_with_its_name(tmp_path):
     path = tmp_path / "arm.json"
     path.write_text('{"first_address": 6, "servos": {"1": [1, 2]}}')
-    run = subprocess.run([sys.executable, "-m", "servo_sim.hardware.sts_emulator",
+    run = subprocess.run([sys.executable, "-m", "servo_sim.emulators.sts_emulator",
                           "--ids", "1", "--eeprom", str(path)],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2

@@ -10,9 +10,8 @@ import pytest
 import yaml
 
 from servo_sim import cli
-from servo_sim.hardware import sts_emulator
-from servo_sim.hardware.recorder import record
-from servo_sim.identify import (
+from servo_sim.emulators import sts_emulator
+from servo_sim.identification.fit import (
     EXCITATION_S,
     IdentifyError,
     Model,
@@ -22,6 +21,7 @@ from servo_sim.identify import (
     read_recording,
     write_recording,
 )
+from servo_sim.identification.recorder import record
 from servo_sim.model import load_config, parse_config
 
 #: the recorded servo's load, off the fit's coarse grid (0.5x..4x inertia; 0, 0.01, 0.03,

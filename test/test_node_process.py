@@ -25,7 +25,7 @@ pytestmark = pytest.mark.ros
 from rcl_interfaces.srv import GetParameters  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from servo_sim.hardware import dxl_emulator as emu  # noqa: E402
+from servo_sim.emulators import dxl_emulator as emu  # noqa: E402
 
 
 def call(client, srv, name: str, request):
@@ -192,8 +192,8 @@ def test_servo_sim_node_drives_the_virtual_so101_on_its_port(start, client, tmp_
     set through the node's service is where the servo goes; SIGINT leaves the torque off."""
     import math
 
-    from servo_sim.hardware import sts_emulator as sts
-    from servo_sim.hardware.virtual_arm import VirtualSO101Process
+    from servo_sim.emulators import sts_emulator as sts
+    from servo_sim.emulators.virtual_arm import VirtualSO101Process
 
     joints = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll",
               "gripper"]

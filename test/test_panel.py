@@ -21,7 +21,7 @@ from rcl_interfaces.srv import GetParameters, ListParameters  # noqa: E402
 from servo_sim import msg as servo_msgs  # noqa: E402
 from servo_sim import srv as servo_srvs  # noqa: E402
 from servo_sim.analysis import step_metrics  # noqa: E402
-from servo_sim.identify import read_recording  # noqa: E402
+from servo_sim.identification.fit import read_recording  # noqa: E402
 from servo_sim.panel.qt import QtCore  # noqa: E402
 from servo_sim.panel.widget import ServoPanel  # noqa: E402
 from servo_sim.ros.remote import ServoLink  # noqa: E402

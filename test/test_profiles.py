@@ -9,7 +9,8 @@ import math
 import pytest
 from conftest import cycle_until_settled, reversal
 
-from servo_sim.hardware import HardwareSystem, dxl_emulator, sts_emulator
+from servo_sim.emulators import dxl_emulator, sts_emulator
+from servo_sim.hardware import HardwareSystem
 from servo_sim.model import ConfigError, Motor, Simulation, parse_config
 from servo_sim.model.config import flatten
 from servo_sim.model.profiles import load_profiles, profile_names

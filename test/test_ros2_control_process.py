@@ -29,8 +29,8 @@ from ros2_control_stack import (  # noqa: E402
 )
 from std_srvs.srv import Trigger  # noqa: E402
 
-from servo_sim.hardware import dxl_emulator as emu  # noqa: E402
-from servo_sim.hardware import sts_emulator as sts  # noqa: E402
+from servo_sim.emulators import dxl_emulator as emu  # noqa: E402
+from servo_sim.emulators import sts_emulator as sts  # noqa: E402
 
 SHARE = Path(get_package_share_directory("servo_sim"))
 #: Ctrl-C to the launch's group ends every process within this (about 2 s measured).

@@ -543,7 +543,7 @@ def test_dead_nodes_do_not_take_the_rosout_of_a_later_one(executor_kind):
 
 @pytest.fixture
 def dxl_bus():
-    from servo_sim.hardware.dxl_emulator import EmulatorProcess
+    from servo_sim.emulators.dxl_emulator import EmulatorProcess
 
     with EmulatorProcess([1, 2]) as bus:
         bus.set(2, 0, 2, 1060)  # model number: an XL430-W250, no current sensing
@@ -572,7 +572,7 @@ def test_a_parameter_passes_the_same_check_as_its_service_on_a_feetech_bus(execu
     """Feetech gains have no documented units: /a/set_control_pid is refused, and so is
     the parameter a.control_pid, with the same reason, nothing changed (it once answered
     successful=True and changed nothing). A change both doors take is applied."""
-    from servo_sim.hardware.sts_emulator import ACCELERATION, EmulatorProcess
+    from servo_sim.emulators.sts_emulator import ACCELERATION, EmulatorProcess
 
     with EmulatorProcess([1]) as bus:
         h = Harness(base={"basic_time_step_ms": 8, "motors": ["a"], "a.max_torque": 1.5,

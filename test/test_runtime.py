@@ -179,7 +179,7 @@ def test_reset_goes_back_to_zero_and_ends_the_moves_in_progress():
 
 def test_real_hardware_runs_in_real_time_and_refuses_the_rest():
     """The emulated Feetech bus: a real plugin (wall-clock time, one cycle per call)."""
-    from servo_sim.hardware import sts_emulator as emu
+    from servo_sim.emulators import sts_emulator as emu
 
     with emu.EmulatorProcess([1]) as bus:
         hw = HardwareSystem(parse_config({

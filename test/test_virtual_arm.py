@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import scservo_sdk as scs
 
-from servo_sim.hardware import sts_emulator as emu
-from servo_sim.hardware.virtual_arm import VirtualSO101Process
+from servo_sim.emulators import sts_emulator as emu
+from servo_sim.emulators.virtual_arm import VirtualSO101Process
 from servo_sim.model.chain import KinematicTree
 from servo_sim.model.config import STANDARD_GRAVITY as G
 from servo_sim.model.profiles import servo_profile

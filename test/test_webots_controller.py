@@ -29,8 +29,8 @@ from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from servo_sim.hardware import dxl_emulator as emu
-from servo_sim.hardware import sts_emulator as sts
+from servo_sim.emulators import dxl_emulator as emu
+from servo_sim.emulators import sts_emulator as sts
 from servo_sim.model import Simulation
 
 DT = 8  # ms

@@ -21,13 +21,15 @@ An off motor (available force 0, or force control) is the same constraint with
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 import numpy as np
 
 from .actuator import Actuators
 from .config import SimulationConfig
-from .safety import ServoMode, Supervisor
+from .modes import ServoMode
 from .sensors import SampledSensors, measure_position
 
 #: Kinematic mode: a target is reached when closer than this (Webots' threshold).
@@ -44,7 +46,11 @@ def _column(motors, get, dtype=float) -> np.ndarray:
 class MotorBank:
     """State, commands and parameters of N motors, stepped together."""
 
-    def __init__(self, config: SimulationConfig) -> None:
+    def __init__(self, config: SimulationConfig,
+                 supervisor: Callable[[MotorBank], Any]) -> None:
+        """``supervisor(bank)`` makes the bank's supervisor (:class:`servo_sim.model.safety.
+        Supervisor`, which the simulation passes): it reads and writes the bank's arrays
+        and the bank calls it each step, so the bank does not import it."""
         motors = config.motors
         self.n = len(motors)
         self.names = [m.name for m in motors]
@@ -126,7 +132,8 @@ class MotorBank:
         self._d_over_dt = np.zeros(self.n)
         self._acceleration_limited = np.zeros(self.n, dtype=bool)
         self._acceleration_step = np.zeros(self.n)
-        self.supervisor = Supervisor(self)
+        self._make_supervisor = supervisor
+        self.supervisor = supervisor(self)
         self.refresh()
 
     # ------------------------------------------------------------------ bookkeeping
@@ -312,7 +319,7 @@ class MotorBank:
         Moves in progress end as aborted."""
         with self.lock:
             self.supervisor.supersede(np.arange(self.n), "reset")
-            self.__init__(self.config)
+            self.__init__(self.config, self._make_supervisor)
 
     def _step_dynamic(self) -> None:
         dt = self.dt

@@ -8,7 +8,7 @@ Every figure in the file names its source (datasheet or e-Manual page and editio
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,3 +62,23 @@ def profile_names() -> list[str]:
 def servo_profile(name: str) -> ServoProfile:
     """The shipped profile ``name``; KeyError if there is none."""
     return load_profiles()[name]
+
+
+def profile_fields(servo: str | None, settings: Iterable[str]) -> dict[str, Any]:
+    """The motor fields of ``--servo NAME --set FIELD=VALUE ...`` (``{}`` without a
+    servo); each value is read as YAML (numbers, lists); ValueError says what is wrong.
+    The emulators and ``servo-sim identify`` check them by building their model
+    from them."""
+    if servo is None:
+        return {}
+    fields: dict[str, Any] = {"servo": servo}
+    for setting in settings:
+        name, eq, text = setting.partition("=")
+        if not eq or not name:
+            raise ValueError(f"--set {setting!r}: expected FIELD=VALUE")
+        *groups, leaf = name.split(".")
+        group = fields
+        for part in groups:
+            group = group.setdefault(part, {})
+        group[leaf] = yaml.safe_load(text)
+    return fields

@@ -1,5 +1,7 @@
 """Servo modes and safety beyond Webots (SPEC §3, seed 004): modes, state flags, halt,
-enable/disable, e-stop, trapezoidal moves and the command watchdog.
+enable/disable, e-stop, trapezoidal moves and the command watchdog (the ``ServoMode`` and
+``StateFlags`` enums themselves live in ``modes.py``, below the bank, and are importable
+from here).
 
 The per-motor arrays live in the bank (``mode``, ``enabled``, ``e_stop``, ``halting``,
 ``warning``, ``last_command_ms``, ``command_timeout_ms``); the commands that switch them
@@ -17,7 +19,6 @@ device is sent).
 
 from __future__ import annotations
 
-import enum
 import logging
 import math
 from dataclasses import dataclass
@@ -25,39 +26,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .modes import ServoMode, StateFlags
+
 if TYPE_CHECKING:
     from .bank import MotorBank
 
 log = logging.getLogger("servo_sim")
-
-
-class ServoMode(enum.IntEnum):
-    """What a motor is doing (seed 004 ``ServoMode``, same values)."""
-
-    ERROR = -2  # the device reports an error or does not answer
-    DISABLED = -1  # torque off: the passive joint of SPEC §2.2 (also while e-stopped)
-    HALT = 0  # holding the position it had when halted
-    POSITION = 1
-    VELOCITY = 2
-    EFFORT = 3
-    TRAPEZOIDAL = 4
-
-
-class StateFlags(enum.IntFlag):
-    """Per-motor state flags (seed 004 ``ServoStateFlags``, same bits)."""
-
-    UNKNOWN = 0
-    READY = 0x1
-    STREAMING = 0x2
-    WARNING = 0x4
-    ERROR = 0x8
-    FATAL_ERROR = 0x10
-    E_STOP = 0x20
-    HOMED = 0x40
-    HOMING_REQUIRED = 0x80
-    COMMUNICATION_FAILURE = 0x100
-    VALID_COMMAND = 0x200
-    ENABLED = 0x400
 
 
 #: Modes that follow a command stream, watched by the command watchdog.

@@ -20,7 +20,7 @@ from .config import (
     to_dict,
 )
 from .motor import Motor
-from .safety import report
+from .safety import Supervisor, report
 
 #: Motor fields fixed at start-up: changing them would change what the state means, or
 #: rename devices that controllers and services have already found.
@@ -69,7 +69,7 @@ class Simulation:
         return cls(parse_config(source))
 
     def _build(self) -> None:
-        self.bank = MotorBank(self.config)
+        self.bank = MotorBank(self.config, Supervisor)
         groups: dict[str, list[int]] = {}
         for i, m in enumerate(self.config.motors):
             groups.setdefault(m.coupling_base or f"\0{i}", []).append(i)

@@ -268,7 +268,7 @@ class ServoPanel(QtWidgets.QWidget):
     def save_step(self, path: str) -> bool:
         """Write the last step's samples as a CSV that ``servo-sim identify`` reads (time,
         command, position); False (said in the status line) when there is none."""
-        from ..identify import write_recording
+        from ..identification.fit import write_recording
 
         recording = self.link.recording
         if recording is None or not recording.result.done or not recording.samples:

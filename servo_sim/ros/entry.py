@@ -7,46 +7,13 @@ instead of a traceback.
 from __future__ import annotations
 
 import os
-import signal
 import sys
-from collections.abc import Callable
-from types import FrameType
 from typing import Any
 
-#: How long one executor wait may block, so that a signal is handled promptly even
-#: when nothing else wakes the executor.
-_WAKE_S = 0.1
+from .spin import StopSignals, spin_until_signal
+
 _NO_ROS = ("needs ROS 2: rclpy and servo_sim's built interfaces ({exc}). Set up a venv with "
            "scripts/setup-ros-venv, or source a ROS 2 installation and colcon build servo_sim")
-
-
-class StopSignals:
-    """Turns SIGINT and SIGTERM into a flag the spin loop checks, instead of rclpy's handler.
-
-    rclpy's own handler shuts the context down from the signal while the executor may be
-    building its wait set (``RCLError: failed to initialize wait set: the given context
-    is not valid`` with some rclpy versions). Here the main thread alone shuts down,
-    after the loop, and more signals (Ctrl-C reaches the whole process group, launch
-    forwards one more) only set the flag again.
-    """
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self) -> None:
-        self.received: int | None = None
-        #: Until the spin loop runs (a long start-up), a signal interrupts at once.
-        self.interrupting = True
-        self._previous = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        self.received = signum
-        if self.interrupting:  # the first signal only: the next ones find the flag set
-            self.interrupting = False
-            raise KeyboardInterrupt
-
-    def restore(self) -> None:
-        for s, handler in self._previous.items():
-            signal.signal(s, handler)
 
 
 def _ros_or_exit(program: str) -> None:
@@ -85,14 +52,6 @@ def make_executor(choice: str = "auto", context: Any = None) -> tuple[Any, str]:
         else:
             return EventsExecutor(context=context), "events"
     return SingleThreadedExecutor(context=context), "single_threaded"
-
-
-def spin_until_signal(executor: object, stop: StopSignals,
-                      done: Callable[[], bool] = lambda: False) -> None:
-    """Spin ``executor`` until a stop signal arrives or ``done()``."""
-    stop.interrupting = False
-    while stop.received is None and not done():
-        executor.spin_once(timeout_sec=_WAKE_S)
 
 
 def node_main(args: list[str] | None = None) -> int:

@@ -34,7 +34,7 @@ from servo_sim import msg as servo_msgs
 from servo_sim import srv as servo_srvs
 
 from ..analysis import StepMetrics, step_metrics
-from ..identify import Recording
+from ..identification.fit import Recording
 from ..model import ServoMode, StateFlags, ros_name
 from .messages import flag_names
 

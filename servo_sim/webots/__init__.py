@@ -6,4 +6,6 @@
 * :mod:`.runner`: runs a controller script unchanged, ``controller`` importable for it
   only (``servo-sim controller SCRIPT.py [CONFIG]``, or ``python -m servo_sim.webots``);
 * :mod:`.world`: motors from a Webots ``.wbt``/``.proto`` file as a config.
+* :mod:`.cli`: the ``controller`` verb of ``servo-sim`` and ``python -m servo_sim.webots``,
+  and the CONFIG argument (YAML or a Webots file) every verb reads.
 """

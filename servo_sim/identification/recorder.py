@@ -1,4 +1,4 @@
-"""Recording a servo's response to :func:`servo_sim.identify.excitation` through any
+"""Recording a servo's response to :func:`servo_sim.identification.fit.excitation` through any
 hardware plugin (``servo-sim record``): a real bus, an emulated one or the model.
 
 Each cycle: the command for now is written and the position read in the same
@@ -8,7 +8,8 @@ config's basic time step in wall-clock time, each row stamped with the host's mo
 clock as its cycle ends: the write of the command is the cycle's last act, the position
 was read just before it (on the emulated STS3215 bus, stamps at the cycle's start put
 the command a millisecond early, 5 % of the fitted friction and inertia); with the
-``sim`` plugin, in simulated time as fast as possible.
+``sim`` plugin, in simulated time as fast as possible. The runtime (``servo_sim.runtime``) runs
+the cycles and paces them.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import time
 
 import numpy as np
 
-from ..identify import EXCITATION_S, Recording, excitation
+from ..hardware import HardwareSystem
 from ..model import Motor, SimulationConfig
-from ..pacing import Pacer
-from .system import HardwareSystem
+from ..runtime import Runtime
+from .fit import EXCITATION_S, Recording, excitation
 
 
 class RecordError(ValueError):
@@ -37,18 +38,16 @@ def record(config: SimulationConfig, motor: str, amplitude: float = 0.5,
             raise RecordError(f"hardware {system.plugin_name!r}: {system.component.reason}")
         handle = system.sim.motor(motor)
         simulated = system.simulated
+        runtime = Runtime(system, real_time_factor=0.0 if simulated else 1.0)
         if not simulated:
-            system.cycle()  # the first read: where it stands
+            runtime.cycle()  # the first read: where it stands
         center = handle.position
         dt = system.sim.bank.dt
-        pacer = None if simulated else Pacer(dt, 1.0)
         start = None  # the first cycle's time: the recording's 0
         rows = []
         steps = round(duration / dt)
         for k in itertools.count():
-            if pacer is not None:
-                while not pacer.due():
-                    time.sleep(max(0.0, pacer.next_due() - time.monotonic()))
+            runtime.wait()
             if simulated:
                 t = k * dt
             else:
@@ -60,7 +59,7 @@ def record(config: SimulationConfig, motor: str, amplitude: float = 0.5,
             before = handle.position
             command = float(excitation(t, amplitude, center))
             system.command(motor, Motor.set_position, command)
-            if not system.cycle():
+            if not runtime.cycle(wait=False).read:
                 raise RecordError(f"hardware {system.plugin_name!r}: "
                                   f"{system.component.reason or 'the read failed'}")
             if simulated:

@@ -29,9 +29,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from ..model.config import STANDARD_GRAVITY, flatten
+from ..model.profiles import profile_fields
 
 #: SCHED_FIFO priority of a ``realtime`` emulator: above ros2_control's controller manager
 #: thread (50), as a device's own processor would be.
@@ -233,25 +232,6 @@ def model_number(fields: dict[str, Any] | None) -> int | None:
 
     return servo_profile(fields["servo"]).model_number if fields and "servo" in fields \
         else None
-
-
-def profile_fields(servo: str | None, settings: Iterable[str]) -> dict[str, Any]:
-    """The motor fields of ``--servo NAME --set FIELD=VALUE ...`` (``{}`` without a
-    servo); each value is read as YAML (numbers, lists); ValueError says what is wrong.
-    The emulators check them by building their model from them."""
-    if servo is None:
-        return {}
-    fields: dict[str, Any] = {"servo": servo}
-    for setting in settings:
-        name, eq, text = setting.partition("=")
-        if not eq or not name:
-            raise ValueError(f"--set {setting!r}: expected FIELD=VALUE")
-        *groups, leaf = name.split(".")
-        group = fields
-        for part in groups:
-            group = group.setdefault(part, {})
-        group[leaf] = yaml.safe_load(text)
-    return fields
 
 
 def profile_args(servo: str | None, fields: dict[str, Any] | None) -> list[str]:

@@ -99,7 +99,7 @@ class VirtualSO101Process(sts_emulator.EmulatorProcess):
     """The virtual SO-101 in a child process (see :class:`sts_emulator.EmulatorProcess`:
     ``get``, ``set``, ``fault``, ``silence``...)."""
 
-    MODULE = "servo_sim.hardware.virtual_arm"
+    MODULE = "servo_sim.emulators.virtual_arm"
     WHAT = "virtual SO-101"
 
     def __init__(self, eeprom: Path, realtime: bool = False) -> None:

@@ -422,9 +422,9 @@ class Bus(emulator.EmulatedBus):
 
 class EmulatorProcess(emulator.EmulatorProcess):
     """The emulated Dynamixel bus in a child process; ``port`` is the path to open
-    (``realtime``: see :class:`servo_sim.hardware.emulator.EmulatorProcess`)."""
+    (``realtime``: see :class:`servo_sim.emulators.emulator.EmulatorProcess`)."""
 
-    MODULE = "servo_sim.hardware.dxl_emulator"
+    MODULE = "servo_sim.emulators.dxl_emulator"
     WHAT = "Dynamixel emulator"
 
     def __init__(self, ids: list[int], realtime: bool = False, servo: str | None = None,

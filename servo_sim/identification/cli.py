@@ -16,8 +16,9 @@ from typing import Any
 
 import yaml
 
-from .hardware.emulator import profile_fields
-from .identify import (
+from ..model.config import flatten, load_config, motor_to_dict
+from ..model.profiles import load_profiles, profile_fields, servo_profile
+from .fit import (
     DEFAULT_FIT,
     FITTABLE,
     Model,
@@ -27,8 +28,6 @@ from .identify import (
     read_recording,
     write_recording,
 )
-from .model.config import flatten, load_config, motor_to_dict
-from .model.profiles import load_profiles, servo_profile
 
 
 def cmd_profiles(args: argparse.Namespace) -> int:
@@ -56,7 +55,7 @@ def cmd_profiles(args: argparse.Namespace) -> int:
 
 def cmd_record(args: argparse.Namespace) -> int:
     """Record one motor's response to the excitation through the config's hardware."""
-    from .hardware.recorder import record
+    from .recorder import record
 
     config = load_config(args.config)
     if args.motor not in [m.name for m in config.motors]:

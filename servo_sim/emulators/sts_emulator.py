@@ -218,7 +218,7 @@ class Bus(emulator.EmulatedBus):
                  per_servo: dict[int, dict[str, Any]] | None = None,
                  arm: emulator.Arm | None = None) -> None:
         """``per_servo``: motor fields of some servos over ``fields``; ``arm``: the
-        servos are an arm's joints (see :class:`servo_sim.hardware.emulator.Arm`)."""
+        servos are an arm's joints (see :class:`servo_sim.emulators.emulator.Arm`)."""
         super().__init__(ids)
         self.servos = {i: Servo(i, i in scs) for i in ids}
         self.eeprom = eeprom
@@ -252,7 +252,7 @@ class Bus(emulator.EmulatedBus):
 
     def settle(self, seconds: float) -> None:
         """Let the motors move for ``seconds`` of model time at once (see
-        :meth:`servo_sim.hardware.emulator.ModelMotors.settle`)."""
+        :meth:`servo_sim.emulators.emulator.ModelMotors.settle`)."""
         self.model.settle(seconds)
         for i in self.servos:
             self._present(i)
@@ -504,9 +504,9 @@ class Bus(emulator.EmulatedBus):
 
 class EmulatorProcess(emulator.EmulatorProcess):
     """The emulated Feetech bus in a child process; ``port`` is the path to open
-    (``realtime``: see :class:`servo_sim.hardware.emulator.EmulatorProcess`)."""
+    (``realtime``: see :class:`servo_sim.emulators.emulator.EmulatorProcess`)."""
 
-    MODULE = "servo_sim.hardware.sts_emulator"
+    MODULE = "servo_sim.emulators.sts_emulator"
     WHAT = "Feetech emulator"
 
     def __init__(self, ids: list[int], scs: list[int] | tuple[int, ...] = (),

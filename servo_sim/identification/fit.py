@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import Simulation, parse_config
+from ..model import Simulation, parse_config
 
 #: The recording's columns, in order.
 COLUMNS = ("time", "command", "position")
@@ -192,7 +192,7 @@ class Model:
     def initial(self, names: Sequence[str]) -> np.ndarray:
         """The values the fields have before the fit (the profile's or the defaults)."""
         sim = Simulation(parse_config(self.config([{}], 0.0), "identify"))
-        from .model.config import motor_to_dict
+        from ..model.config import motor_to_dict
 
         entry = motor_to_dict(sim.config.motors[0])
         out = []
