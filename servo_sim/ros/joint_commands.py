@@ -19,6 +19,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import Any
+
+from ..model import Motor
+from ..model.motor import CommandRefusedError
 
 KINDS = ("position", "velocity", "effort")
 #: (position, velocity, effort) commanded to one joint; None where it has no value
@@ -54,3 +59,34 @@ def per_joint(names: Sequence[str], arrays: Sequence[Sequence[float]],
     return {name: tuple(_value(values, k) for values, k in zip(arrays, index[name],  # type: ignore[misc]
                                                                strict=True))
             for name in names}
+
+
+def command_joints(hw: Any, motors: Mapping[str, str], commands: Mapping[str, Command]
+                   ) -> list[tuple[str, bool]]:
+    """Each joint's command through the HardwareSystem ``hw``'s check: position (with
+    its speed), else velocity, else effort; ``motors`` maps joint names to motor names.
+    Returns what to warn of, with whether it may be throttled (a refusal repeats with
+    every message; a rejected value is said each time)."""
+    said: list[tuple[str, bool]] = []
+    for name, (position, velocity, effort) in commands.items():
+        motor_name = motors.get(name)
+        if motor_name is None:
+            if (position, velocity, effort) != (None, None, None):  # not a mimic joint
+                said.append((f"joint_commands: unknown joint {name!r}", True))
+            continue
+        command = partial(hw.command, motor_name)
+        try:
+            if position is not None:
+                command(Motor.set_position, position)
+                if velocity is not None:
+                    command(Motor.set_velocity, abs(velocity))
+            elif velocity is not None:
+                command(Motor.set_position, math.inf)
+                command(Motor.set_velocity, velocity)
+            elif effort is not None:
+                command(Motor.set_force, effort)
+        except CommandRefusedError as exc:
+            said.append((f"joint_commands: {exc}", True))
+        except ValueError as exc:
+            said.append((f"joint_commands: {exc}", False))
+    return said

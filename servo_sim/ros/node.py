@@ -5,7 +5,7 @@ the pacing and reports what each cycle did; this node turns ROS requests into th
 runtime's and the hardware system's calls and publishes what the cycles report
 (``outputs.py``). Every per-motor service and topic comes from the tables in
 ``interface.py`` and one generic handler; parameters from ``live_parameters.py``; the
-actions from ``goals.py``; the process (executor, signals) from ``entry.py``. One
+actions from ``goals.py``; the process from ``entry.py`` and ``spin.py``. One
 executor thread runs everything (services, the cycle timer, the action servers'
 coroutines), so callbacks never race. Beyond Webots (issue 5): per motor Trigger
 services and the ``trapezoidal_move`` action; ``~/e_stop``/``~/reset_e_stop``,
@@ -14,7 +14,6 @@ services and the ``trapezoidal_move`` action; ``~/e_stop``/``~/reset_e_stop``,
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -33,14 +32,13 @@ from std_srvs.srv import Trigger
 from .. import msg as servo_msgs
 from .. import srv as servo_srvs
 from ..hardware import HardwareSystem
-from ..hardware.system import CommandRefusedError
-from ..model import ConfigError, Motor, ros_name
+from ..model import ConfigError, ros_name
 from ..model.urdf import ros2_control_joints
 from ..pacing import MAX_CATCH_UP_STEPS
 from ..runtime import SENSORS, RealTimeError, Runtime
 from .goals import Goals
 from .interface import NODE_ENDPOINTS, MotorService, MotorTrigger
-from .joint_commands import per_joint
+from .joint_commands import command_joints, per_joint
 from .live_parameters import SIMULATION_ONLY, LiveParameters, read_config
 from .logs import RosLogHandler
 from .messages import flag_names
@@ -301,28 +299,11 @@ class ServoSimNode(Node):
         except ValueError as exc:
             self.get_logger().warning(str(exc), throttle_duration_sec=5.0)
             return
-        for name, (position, velocity, effort) in commands.items():
-            motor_name = self._joint_names.get(name)
-            if motor_name is None:
-                if (position, velocity, effort) != (None, None, None):  # not a mimic joint
-                    self.get_logger().warning(f"joint_commands: unknown joint {name!r}",
-                                              throttle_duration_sec=5.0)
-                continue
-            command = partial(self.hw.command, motor_name)
-            try:
-                if position is not None:
-                    command(Motor.set_position, position)
-                    if velocity is not None:
-                        command(Motor.set_velocity, abs(velocity))
-                elif velocity is not None:
-                    command(Motor.set_position, math.inf)
-                    command(Motor.set_velocity, velocity)
-                elif effort is not None:
-                    command(Motor.set_force, effort)
-            except CommandRefusedError as exc:
-                self.get_logger().warning(f"joint_commands: {exc}", throttle_duration_sec=5.0)
-            except ValueError as exc:
-                self.get_logger().warning(f"joint_commands: {exc}")
+        for text, throttled in command_joints(self.hw, self._joint_names, commands):
+            if throttled:
+                self.get_logger().warning(text, throttle_duration_sec=5.0)
+            else:
+                self.get_logger().warning(text)
 
     # ------------------------------------------------------------------ stepping
 
