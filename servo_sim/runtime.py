@@ -66,10 +66,10 @@ class Runtime:
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.system = system
         self.sim = system.sim
-        if not system.simulated:
-            if real_time_factor != 1.0 or paused:
-                raise RealTimeError(f"{self.real_time()}: real_time_factor 1 and not "
-                                    "paused")
+        if not system.simulated and (real_time_factor != 1.0 or paused):
+            raise RealTimeError(
+                f"{self.real_time()}: " + ("it cannot start paused" if paused else
+                                           f"real_time_factor {real_time_factor:g}: only 1"))
         self._clock, self._sleep = clock, sleep
         self._pacer = Pacer(self.sim.basic_time_step_ms / 1000.0, real_time_factor, clock)
         self.paused = paused
