@@ -101,6 +101,10 @@ class Runtime:
         """Times the pace could not be kept and simulated time slipped."""
         return self._pacer.overruns
 
+    def lateness(self) -> float:
+        """How far behind its due time the last paced cycle ran, s (>= 0: late)."""
+        return self._pacer.lateness()
+
     def real_time(self) -> str:
         """Why a simulation-only request is refused."""
         return f"hardware {self.system.plugin_name!r} runs in real time"
