@@ -27,6 +27,7 @@ from servo_sim.hardware import (
     load_plugin,
 )
 from servo_sim.hardware import system as system_module
+from servo_sim.hardware.base import API_1_TO_2
 from servo_sim.hardware.sim import SimHardware
 from servo_sim.model import ConfigError, Motor, Simulation, load_config, parse_config
 from servo_sim.resources import default_config_path
@@ -333,8 +334,8 @@ def test_entry_points_found_broken_ones_skipped(plugin_site, caplog):
     assert ("hardware plugin 'acme_broken' (acme_servo_missing_module:Servo): cannot load: "
             "ModuleNotFoundError: No module named 'acme_servo_missing_module'; skipped"
             in caplog.text)
-    assert ("hardware plugin 'acme_old': written for API_VERSION 0, this servo_sim "
-            "provides 1; skipped" in caplog.text)
+    assert ("hardware plugin 'acme_old': written for API_VERSION 1, this servo_sim "
+            f"provides 2: {API_1_TO_2}; skipped" in caplog.text)
     assert "hardware plugin 'sim' from entry point acme_servo:Good ignored" in caplog.text
     with pytest.raises(PluginError, match=r"'acme_broken'.*cannot load"):
         load_plugin("acme_broken")
