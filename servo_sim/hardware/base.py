@@ -170,14 +170,37 @@ def command_modes(commands: Any, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
+class _Undeclared:
+    """A known interface a plugin did not declare: using it says where to declare it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, interfaces: Interfaces | None, owner: type | None = None) -> Any:
+        if interfaces is None:
+            return self
+        kind, plugin, component = interfaces._where
+        raise AttributeError(
+            f"hardware plugin {plugin!r}: {kind} interface {self.name!r} is not declared: "
+            f"add it to {component}.{kind.upper()}_INTERFACES")
+
+
 class Interfaces:
     """The state or the command interfaces a plugin declared: one array per name.
 
     ``self.state.position`` is the model's array (write into it, do not rebind it);
-    ``self.commands.target_position`` a read-only view of one. A name that was not
-    declared raises an AttributeError naming the plugin, the interface and the class
-    attribute to declare it in. The system makes them once, at ``on_init``.
+    ``self.commands.target_position`` a read-only view of one. A known name that was
+    not declared raises an AttributeError naming the plugin, the interface and the class
+    attribute to declare it in. The system makes them once, before ``on_init``.
     """
+
+    def __new__(cls, kind: str, plugin: str, component: str,
+                arrays: Mapping[str, np.ndarray]) -> Interfaces:
+        # the undeclared names are descriptors of a class of its own: a declared one is a
+        # plain instance attribute, as fast to look up as the bank's (no __getattr__)
+        known = KNOWN_STATE_INTERFACES if kind == "state" else KNOWN_COMMAND_INTERFACES
+        undeclared = {name: _Undeclared(name) for name in known if name not in arrays}
+        return object.__new__(type(cls.__name__, (cls,), undeclared))
 
     def __init__(self, kind: str, plugin: str, component: str,
                  arrays: Mapping[str, np.ndarray]) -> None:
@@ -193,18 +216,6 @@ class Interfaces:
     def names(self) -> tuple[str, ...]:
         """The declared names."""
         return tuple(k for k in vars(self) if not k.startswith("_"))
-
-    def __getattr__(self, name: str) -> Any:  # only for names that are not declared
-        if name.startswith("_"):  # copy, pickle, or before __init__ set _where
-            raise AttributeError(name)
-        kind, plugin, component = self._where
-        known = KNOWN_STATE_INTERFACES if kind == "state" else KNOWN_COMMAND_INTERFACES
-        if name in known:
-            raise AttributeError(
-                f"hardware plugin {plugin!r}: {kind} interface {name!r} is not declared: "
-                f"add it to {component}.{kind.upper()}_INTERFACES")
-        raise AttributeError(f"hardware plugin {plugin!r}: no {kind} interface {name!r} "
-                             f"(known: {', '.join(known)})")
 
     def __setattr__(self, name: str, value: Any) -> None:
         kind, plugin, _ = self._where
