@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import sys
 import textwrap
 from typing import ClassVar
 
 import numpy as np
 import pytest
+from conftest import REPO
 
 from servo_sim.hardware import (
     API_VERSION,
@@ -27,6 +29,7 @@ from servo_sim.hardware import (
     load_plugin,
 )
 from servo_sim.hardware import system as system_module
+from servo_sim.hardware.base import API_1_TO_2
 from servo_sim.hardware.sim import SimHardware
 from servo_sim.model import ConfigError, Motor, Simulation, load_config, parse_config
 from servo_sim.resources import default_config_path
@@ -333,8 +336,8 @@ def test_entry_points_found_broken_ones_skipped(plugin_site, caplog):
     assert ("hardware plugin 'acme_broken' (acme_servo_missing_module:Servo): cannot load: "
             "ModuleNotFoundError: No module named 'acme_servo_missing_module'; skipped"
             in caplog.text)
-    assert ("hardware plugin 'acme_old': written for API_VERSION 0, this servo_sim "
-            "provides 1; skipped" in caplog.text)
+    assert ("hardware plugin 'acme_old': written for API_VERSION 1, this servo_sim "
+            f"provides 2: {API_1_TO_2}; skipped" in caplog.text)
     assert "hardware plugin 'sim' from entry point acme_servo:Good ignored" in caplog.text
     with pytest.raises(PluginError, match=r"'acme_broken'.*cannot load"):
         load_plugin("acme_broken")
@@ -372,3 +375,178 @@ def test_an_activation_error_during_recovery_is_retried_too():
     assert hw.component.calls[-4:] == ["on_error", "on_configure", "on_activate", "on_error"]
     hw.step(STEPS_PER_RETRY)
     assert hw.state is LifecycleState.ACTIVE
+
+
+# --------------------------------------------------------------------------- interfaces (API 2)
+
+
+class Declared(Recorder):
+    """Reads the position it declared, writes it as its state; touches what it is told."""
+
+    STATE_INTERFACES = ("position", "velocity")
+    COMMAND_INTERFACES = ("mode", "target_position")
+    touch: ClassVar[str] = ""  # "commands.enabled": read() touches that
+
+    def read(self, time, period):
+        if self.touch:
+            kind, name = self.touch.split(".")
+            getattr(getattr(self, kind), name)
+        self.state.position[:] = [0.25, -0.5]
+        self.state.velocity[:] = [1.0, 2.0]
+        return super().read(time, period)
+
+    def write(self, time, period):
+        self.seen = self.commands.mode.copy(), self.commands.target_position.copy()
+        return super().write(time, period)
+
+
+def test_an_undeclared_interface_says_where_to_declare_it():
+    hw = HardwareSystem(two_motors(), Declared)
+    hw.start()
+    with pytest.raises(AttributeError, match=r"^hardware plugin 'sim': command interface "
+                       r"'enabled' is not declared: add it to Declared.COMMAND_INTERFACES$"):
+        hw.component.commands.enabled  # noqa: B018
+    with pytest.raises(AttributeError, match=r"^hardware plugin 'sim': state interface "
+                       r"'effort' is not declared: add it to Declared.STATE_INTERFACES$"):
+        hw.component.state.effort  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'torque'"):
+        hw.component.commands.torque  # noqa: B018
+    # inside a cycle: an error like any other (on_error, retried), the reason says it
+    touching = type("Touching", (Declared,), {"touch": "commands.applied_force"})
+    hw = HardwareSystem(two_motors(), touching)
+    hw.start()
+    assert not hw.cycle() and hw.state is LifecycleState.UNCONFIGURED
+    assert hw.component.reason == (
+        "read raised AttributeError: hardware plugin 'sim': command interface "
+        "'applied_force' is not declared: add it to Touching.COMMAND_INTERFACES")
+
+
+def test_command_views_are_read_only_and_interfaces_cannot_be_replaced():
+    hw = HardwareSystem(two_motors(), Declared)
+    hw.start()
+    commands, state = hw.component.commands, hw.component.state
+    with pytest.raises(ValueError, match="read-only"):
+        commands.target_position[0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        commands.mode[:] = Mode.OFF
+    with pytest.raises(AttributeError, match=r"command interface 'target_position' cannot "
+                       r"be replaced \(read-only\)"):
+        commands.target_position = np.ones(2)
+    with pytest.raises(AttributeError, match=r"state interface 'position' cannot be "
+                       r"replaced: write into it \(self.state.position\[i\] = ...\)"):
+        state.position = np.ones(2)
+    assert hw.sim.motor("a").get_target_position() == 0.0
+    assert commands.names == ("mode", "target_position")
+    assert state.names == ("position", "velocity")
+
+
+@pytest.mark.parametrize("attribute, value, why", [
+    ("COMMAND_INTERFACES", ("target_position", "torque"),
+     "Bad.COMMAND_INTERFACES: unknown interface 'torque' (known: mode, target_position, "
+     "target_velocity, velocity_setpoint, speed_limit, force_control, applied_force, "
+     "available_force, control_p, control_i, control_d, acceleration, enabled)"),
+    ("STATE_INTERFACES", ("position", "motor_force"),
+     "Bad.STATE_INTERFACES: unknown interface 'motor_force' (known: position, velocity, "
+     "effort)"),
+    ("STATE_INTERFACES", "position",
+     "Bad.STATE_INTERFACES = 'position': must be a tuple of interface names"),
+])
+def test_an_unknown_declared_interface_fails_on_init(attribute, value, why):
+    bad = type("Bad", (Recorder,), {attribute: value})
+    with pytest.raises(PluginError, match=f"^<dict>: hardware 'sim': {re.escape(why)}$"):
+        HardwareSystem(two_motors(), bad)
+
+
+def test_an_api_1_plugin_is_refused_saying_what_changed(plugin_site):
+    with pytest.raises(PluginError) as refused:
+        load_plugin("acme_old")
+    assert str(refused.value) == (
+        "hardware plugin 'acme_old': written for API_VERSION 1, this servo_sim provides 2: "
+        "API 2 gives a plugin the state and command interfaces it declares in "
+        "STATE_INTERFACES and COMMAND_INTERFACES (self.state, self.commands) instead of the "
+        "MotorBank (self.bank, info.bank; motor_force is now 'effort', command_modes(bank) "
+        "the 'mode' command interface), and the system holds the position-controlled "
+        "motors at activation (no bank.supervisor.hold); see docs/hardware.md, 'From API 1 "
+        "to API 2'")
+    assert "From API 1 to API 2" in [h.strip() for h in re.findall(
+        r"^### (.+)$", (REPO / "docs" / "hardware.md").read_text(), flags=re.M)]
+
+
+def test_a_plugin_has_no_bank_but_the_sim_plugin_does():
+    hw = HardwareSystem(two_motors(), Declared)
+    with pytest.raises(AttributeError, match=r"Declared.bank: a plugin is not given the "
+                       "MotorBank since API_VERSION 2"):
+        hw.component.bank  # noqa: B018
+    assert not any(v is hw.sim.bank for v in vars(hw.info).values())
+    assert HardwareSystem(two_motors()).component.bank is not None
+
+
+def test_the_state_a_plugin_writes_is_the_model_state_the_node_publishes():
+    hw = HardwareSystem(two_motors(), Declared)
+    hw.command("a", Motor.enable_position, 8)
+    hw.start()
+    bank = hw.sim.bank
+    assert hw.component.state.position is bank.position  # no copy
+    assert np.shares_memory(hw.component.commands.target_position, bank.target_position)
+    assert hw.cycle()
+    np.testing.assert_array_equal(bank.position, [0.25, -0.5])
+    np.testing.assert_array_equal(bank.velocity, [1.0, 2.0])
+    assert hw.sim.motor("a").position == 0.25  # what /joint_states publishes
+    assert bank.position_sensor.value[0] == 0.25  # the sensor samples it
+    hw.command("b", Motor.set_position, 0.75)  # a command is seen without a copy
+    hw.command("a", Motor.set_position, math.inf)
+    assert hw.component.commands.target_position[1] == 0.75
+    hw.cycle()
+    mode, target = hw.component.seen
+    assert list(mode) == [Mode.VELOCITY, Mode.POSITION] and target[1] == 0.75
+
+
+def test_a_real_device_holds_where_it_was_read_before_on_activate():
+    class Moved(Declared):
+        def on_configure(self):
+            self.state.position[:] = [0.5, 0.125]
+            return super().on_configure()
+
+        def on_activate(self):
+            self.at_activation = (self.commands.mode.copy(),
+                                  self.commands.target_position.copy())
+            return super().on_activate()
+
+    hw = HardwareSystem(two_motors(), Moved)
+    assert hw.start()
+    mode, target = hw.component.at_activation
+    assert list(mode) == [Mode.POSITION, Mode.POSITION] and list(target) == [0.5, 0.125]
+    assert hw.sim.motor("a").get_target_position() == 0.5  # the getter says so too
+    hw.command("a", Motor.set_position, 1.0)
+    hw.command("b", Motor.set_position, math.inf)  # velocity control: not held
+    assert hw.deactivate() and hw.activate()
+    mode, target = hw.component.at_activation
+    assert list(mode) == [Mode.POSITION, Mode.VELOCITY]
+    assert target[0] == 0.5 and target[1] == math.inf
+
+
+def test_reset_points_the_interfaces_at_the_model_again():
+    simulated = type("Simulated", (Declared,), {"SIMULATED": True})
+    hw = HardwareSystem(two_motors(), simulated)
+    hw.start()
+    hw.cycle()
+    hw.reset()
+    assert hw.component.state.position is hw.sim.bank.position
+    assert np.shares_memory(hw.component.commands.target_position,
+                            hw.sim.bank.target_position)
+    hw.cycle()
+    assert hw.sim.motor("b").position == -0.5
+
+
+def test_the_plugin_example_of_the_docs_runs_as_documented(tmp_path, monkeypatch, capsys):
+    text = (REPO / "docs" / "hardware.md").read_text()
+    section = text[text.index("### Writing a plugin"):text.index("### From API 1 to API 2")]
+    plugin, use = re.findall(r"```python\n(.+?)```", section, flags=re.S)
+    (tmp_path / "echo_servo.py").write_text(plugin)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        exec(compile(use, "docs/hardware.md", "exec"), {})
+    finally:
+        sys.modules.pop("echo_servo", None)
+    expected = [line[2:] for line in use.splitlines() if line.startswith("# ")]
+    assert capsys.readouterr().out.splitlines() == expected

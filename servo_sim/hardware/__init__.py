@@ -1,15 +1,19 @@
 """Hardware plugins: the motors behind the node, simulated (``sim``) or real.
 
-No ROS import here. See ``base.py`` for the plugin API (ros2_control's lifecycle) and
+No ROS import here. See ``base.py`` for the plugin API (ros2_control's lifecycle and
+declared interfaces) and
 ``registry.py`` for how plugins are found.
 """
 
 from .base import (
     API_VERSION,
+    KNOWN_COMMAND_INTERFACES,
+    KNOWN_STATE_INTERFACES,
     CallbackReturn,
     Capabilities,
     HardwareComponent,
     HardwareInfo,
+    Interfaces,
     LifecycleState,
     Mode,
     StateFlags,
@@ -21,12 +25,15 @@ from .system import CommandRefusedError, HardwareSystem
 __all__ = [
     "API_VERSION",
     "ENTRY_POINT_GROUP",
+    "KNOWN_COMMAND_INTERFACES",
+    "KNOWN_STATE_INTERFACES",
     "CallbackReturn",
     "Capabilities",
     "CommandRefusedError",
     "HardwareComponent",
     "HardwareInfo",
     "HardwareSystem",
+    "Interfaces",
     "LifecycleState",
     "Mode",
     "PluginError",

@@ -19,7 +19,7 @@ Settings (the ``hardware`` group)::
         pid_scale: [128, 65536, 16]       # register = gain * scale (KPP = P/128 ...)
         current_control: true      # false for servos without current sensing (XL430)
 
-Mapping of the Webots commands (the bank's command arrays) to the control table:
+Mapping of the Webots commands (the command interfaces) to the control table:
 
 =====================  =======================================================
 position control       Operating Mode 4 (extended position), Goal Position;
@@ -114,6 +114,9 @@ class DynamixelHardware(SerialBusHardware):
     """X-series servos on one Protocol 2.0 bus (see the module docstring)."""
 
     FREE_RUNNING_MODES = (MODE_VELOCITY, MODE_CURRENT)  # would go on turning or pushing
+    COMMAND_INTERFACES = ("mode", "target_position", "velocity_setpoint", "speed_limit",
+                          "applied_force", "available_force", "acceleration",
+                          "control_p", "control_i", "control_d")
 
     SETTINGS: ClassVar[Mapping[str, str]] = {
         "port": "Serial port of the bus, e.g. /dev/ttyUSB0.",
@@ -223,7 +226,7 @@ class DynamixelHardware(SerialBusHardware):
         result = self.reader.txPacket()
         if result != dxl.COMM_SUCCESS:
             return self._lost(None, "sync read", result)
-        bank = self.bank
+        state = self.state
         alerts = []
         for i, dxl_id in enumerate(self.ids):
             data, result, error = self.packet.readRx(self.port, dxl_id, PRESENT_SIZE)
@@ -234,9 +237,9 @@ class DynamixelHardware(SerialBusHardware):
             current = int.from_bytes(raw[0:2], "little", signed=True)
             velocity = int.from_bytes(raw[2:6], "little", signed=True)
             ticks = int.from_bytes(raw[6:10], "little", signed=True)
-            bank.position[i] = (ticks - u["zero"]) * u["rad_per_tick"]
-            bank.velocity[i] = velocity * u["velocity"]
-            bank.motor_force[i] = current * u["current"] * u["kt"]
+            state.position[i] = (ticks - u["zero"]) * u["rad_per_tick"]
+            state.velocity[i] = velocity * u["velocity"]
+            state.effort[i] = current * u["current"] * u["kt"]
             if error & 0x80:
                 alerts.append(i)
         for i in alerts:
@@ -252,32 +255,32 @@ class DynamixelHardware(SerialBusHardware):
     def _goal_bytes(self, i: int, mode: int) -> list[int]:
         """The 18 bytes from Goal Current to Goal Position for motor ``i``, each value
         clamped to its register's range (Python floats: a huge command cannot overflow)."""
-        bank, u = self.bank, self.units[i]
+        command, u = self.commands, self.units[i]
         current = velocity = profile_velocity = 0
-        ticks = float(bank.position[i]) / u["rad_per_tick"]  # hold where it is
+        ticks = float(self.state.position[i]) / u["rad_per_tick"]  # hold where it is
         if mode == Mode.EFFORT:
             limit = u["current_limit_max"]
-            current = _register(float(bank.applied_force[i]) / u["kt"] / u["current"],
+            current = _register(float(command.applied_force[i]) / u["kt"] / u["current"],
                                 -limit, limit)
         elif mode == Mode.VELOCITY:
-            velocity = _register(float(bank.velocity_setpoint[i]) / u["velocity"],
+            velocity = _register(float(command.velocity_setpoint[i]) / u["velocity"],
                                  -MAX_GOAL_VELOCITY, MAX_GOAL_VELOCITY)
         elif mode == Mode.POSITION:
-            ticks = float(bank.target_position[i]) / u["rad_per_tick"]
-            profile_velocity = _register(float(bank.speed_limit[i]) / u["velocity"],
+            ticks = float(command.target_position[i]) / u["rad_per_tick"]
+            profile_velocity = _register(float(command.speed_limit[i]) / u["velocity"],
                                          1, MAX_PROFILE)
         position = _register(u["zero"] + ticks, -MAX_EXTENDED_POSITION, MAX_EXTENDED_POSITION)
-        a = float(bank.acceleration[i])
+        a = float(command.acceleration[i])
         profile_acceleration = 0 if a < 0 else _register(a / u["acceleration"], 1, MAX_PROFILE)
         return (_le(current, 2) + _le(velocity, 4) + _le(profile_acceleration, 4)
                 + _le(profile_velocity, 4) + _le(position, 4))
 
     def _write_settings(self, modes: np.ndarray) -> CallbackReturn:
         """Operating mode, Current Limit, torque and gains of the servos where they changed."""
-        bank = self.bank
+        available_force = self.commands.available_force
         for i, u in enumerate(self.units):
             mode = int(modes[i])
-            limit = _register(float(bank.available_force[i]) / u["kt"] / u["current"], 0,
+            limit = _register(float(available_force[i]) / u["kt"] / u["current"], 0,
                               u["current_limit_max"]) if u["current_control"] else None
             previous = self._written.get(i, (None, None, None))
             # off keeps the last operating mode: only the torque goes
@@ -310,14 +313,14 @@ class DynamixelHardware(SerialBusHardware):
     def _gain_registers(self, i: int) -> tuple[tuple[int, int, int], list[str]]:
         """Position D, I, P Gain registers of motor ``i`` (clipped to 0..16383) and a
         warning per clipped gain."""
-        bank, scale = self.bank, self.units[i]["pid_scale"]
+        command, scale = self.commands, self.units[i]["pid_scale"]
         registers, warnings = [], []
-        for name, gain, k in (("D", float(bank.control_d[i]), scale[2]),
-                              ("I", float(bank.control_i[i]), scale[1]),
-                              ("P", float(bank.control_p[i]), scale[0])):
+        for name, gain, k in (("D", float(command.control_d[i]), scale[2]),
+                              ("I", float(command.control_i[i]), scale[1]),
+                              ("P", float(command.control_p[i]), scale[0])):
             value = _register(gain * k, 0, MAX_GAIN)
             if gain * k >= MAX_GAIN + 0.5:  # rounds beyond the register
-                warnings.append(f"motor {bank.names[i]!r}: {name} gain {gain:g} is "
+                warnings.append(f"motor {self.info.motor_names[i]!r}: {name} gain {gain:g} is "
                                 f"{gain * k:g} register units, beyond {MAX_GAIN}; clipped")
             registers.append(value)
         return (registers[0], registers[1], registers[2]), warnings
@@ -327,7 +330,7 @@ class DynamixelHardware(SerialBusHardware):
         if result != dxl.COMM_SUCCESS:
             return self._lost(i, what, result)
         if error & 0x7F:
-            return self.fail(f"motor {self.bank.names[i]!r} (id {self.ids[i]}): {what} at "
+            return self.fail(f"motor {self.info.motor_names[i]!r} (id {self.ids[i]}): {what} at "
                              f"{address}: {self.packet.getRxPacketError(error)}",
                              CallbackReturn.ERROR)
         return CallbackReturn.SUCCESS
@@ -337,6 +340,6 @@ class DynamixelHardware(SerialBusHardware):
 
     def _hardware_error(self, i: int, bits: int) -> None:
         names = [text for bit, text in HARDWARE_ERRORS.items() if bits & bit] or [f"0x{bits:02x}"]
-        self.faults[i] = (f"motor {self.bank.names[i]!r} (id {self.ids[i]}): hardware error: "
+        self.faults[i] = (f"motor {self.info.motor_names[i]!r} (id {self.ids[i]}): hardware error: "
                           + ", ".join(names))
         self._flag(i, StateFlags.ERROR)

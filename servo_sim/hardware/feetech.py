@@ -175,6 +175,8 @@ class FeetechHardware(SerialBusHardware):
     }
 
     BUS_SETTINGS = ("calibration",)
+    COMMAND_INTERFACES = ("mode", "target_position", "velocity_setpoint", "speed_limit",
+                          "available_force", "acceleration")
 
     def on_init(self, info: HardwareInfo) -> CallbackReturn:
         super().on_init(info)
@@ -388,7 +390,7 @@ class FeetechHardware(SerialBusHardware):
     # ------------------------------------------------------------------ the bus
 
     def _name(self, i: int) -> str:
-        return repr(self.bank.names[i])
+        return repr(self.info.motor_names[i])
 
     def _rad(self, i: int, ticks: float) -> float:
         u = self.units[i]
@@ -410,7 +412,7 @@ class FeetechHardware(SerialBusHardware):
                 self.port.ser.reset_input_buffer()  # what is left of the failed replies
         else:
             return self._lost(*failed)
-        bank = self.bank
+        state = self.state
         errors = []
         for i, (raw, error) in replies.items():
             u = self.units[i]
@@ -421,9 +423,9 @@ class FeetechHardware(SerialBusHardware):
             speed = _signed(int.from_bytes(raw[2:4], order), 15)
             load = _signed(int.from_bytes(raw[4:6], order), 10)
             d = u["direction"]
-            bank.position[i] = self._rad(i, position)
-            bank.velocity[i] = d * speed * u["rad_per_tick"]
-            bank.motor_force[i] = d * load / PER_MILLE * u["stall"]
+            state.position[i] = self._rad(i, position)
+            state.velocity[i] = d * speed * u["rad_per_tick"]
+            state.effort[i] = d * load / PER_MILLE * u["stall"]
             values = {"voltage": f"{raw[6] * VOLTAGE_UNIT:.1f}", "temperature": f"{raw[7]}",
                       "moving": str(raw[10])}
             if sts:
@@ -460,19 +462,19 @@ class FeetechHardware(SerialBusHardware):
     def _goal_bytes(self, i: int, mode: int) -> list[int]:
         """The 7 bytes from Acceleration to Goal Speed for motor ``i``, each value clamped
         to its register's range."""
-        bank, u = self.bank, self.units[i]
+        command, u = self.commands, self.units[i]
         speed = 0
-        ticks = self._ticks(i, float(bank.position[i]))  # hold where it is
+        ticks = self._ticks(i, float(self.state.position[i]))  # hold where it is
         if mode == Mode.VELOCITY:
-            speed = _register(u["direction"] * float(bank.velocity_setpoint[i])
+            speed = _register(u["direction"] * float(command.velocity_setpoint[i])
                               / u["rad_per_tick"], -MAX_MAGNITUDE, MAX_MAGNITUDE)
         elif mode == Mode.POSITION:
-            ticks = self._ticks(i, float(bank.target_position[i]))
-            speed = _register(float(bank.speed_limit[i]) / u["rad_per_tick"], 1, MAX_MAGNITUDE)
+            ticks = self._ticks(i, float(command.target_position[i]))
+            speed = _register(float(command.speed_limit[i]) / u["rad_per_tick"], 1, MAX_MAGNITUDE)
         sts = u["series"] == "sts"
         position = _register(ticks, -MAX_MAGNITUDE, MAX_MAGNITUDE) if sts else \
             _register(ticks, 0, u["ticks_per_rev"] - 1)  # an SCS goal is within one turn
-        a = float(bank.acceleration[i])
+        a = float(command.acceleration[i])
         acceleration = 0 if a < 0 else _register(
             a / u["rad_per_tick"] / TICKS_PER_ACCELERATION_UNIT, 1, MAX_ACCELERATION)
         words = (_sign_magnitude(position, 15) if sts else position, 0,
@@ -482,11 +484,11 @@ class FeetechHardware(SerialBusHardware):
     def _write_settings(self, modes: np.ndarray) -> CallbackReturn:
         """Operating Mode, Torque Limit and torque of the servos where they changed (the
         torque goes off only to change the mode, in EEPROM, or to switch the servo off)."""
-        bank = self.bank
+        available_force = self.commands.available_force
         for i, u in enumerate(self.units):
             mode = int(modes[i])
             sts = u["series"] == "sts"
-            limit = _register(float(bank.available_force[i]) / u["stall"] * PER_MILLE, 0,
+            limit = _register(float(available_force[i]) / u["stall"] * PER_MILLE, 0,
                               PER_MILLE) if sts else None
             previous = self._written.get(i, (u["mode"], None, None))  # torque unknown
             operating = {Mode.POSITION: MODE_POSITION, Mode.VELOCITY: MODE_WHEEL}.get(

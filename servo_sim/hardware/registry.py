@@ -11,8 +11,9 @@ A name is looked up in this order:
 3. a dotted path ``package.module:Class``.
 
 A plugin must subclass :class:`~servo_sim.hardware.base.HardwareComponent` and be
-written for this major ``API_VERSION``. Discovery never fails because of one plugin:
-a broken entry point is logged and skipped; asking for it by name says why it broke.
+written for this major ``API_VERSION`` (an API 1 plugin is told what changed).
+Discovery never fails because of one plugin: a broken entry point is logged and
+skipped; asking for it by name says why it broke.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..model.config import ConfigError
-from .base import API_VERSION, HardwareComponent
+from .base import API_1_TO_2, API_VERSION, HardwareComponent
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -56,8 +57,9 @@ def check_plugin(name: str, cls: object) -> type[HardwareComponent]:
                           "servo_sim.hardware.HardwareComponent")
     version = getattr(cls, "API_VERSION", None)
     if version != API_VERSION:
+        changed = f": {API_1_TO_2}" if version == 1 else ""
         raise PluginError(f"hardware plugin {name!r}: written for API_VERSION {version!r}, "
-                          f"this servo_sim provides {API_VERSION}")
+                          f"this servo_sim provides {API_VERSION}{changed}")
     return cls
 
 

@@ -7,7 +7,8 @@ changed and one sync write of the goals. :class:`SerialBusHardware` holds that, 
 the lifecycle around it; a plugin provides the vendor parts (:meth:`_read_present`,
 :meth:`_write_settings`, :meth:`_goal_bytes`, :meth:`_torque`, :meth:`_clear_error`,
 optionally :meth:`_activate_settings`) and records in ``_written[i]`` the settings it
-last wrote to motor ``i``, its operating mode first.
+last wrote to motor ``i``, its operating mode first. Both declare the state interfaces
+and the ``mode`` command interface; each adds the commands it sends.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..model.config import ros_name
-from .base import CallbackReturn, HardwareComponent, HardwareInfo, StateFlags, command_modes
+from .base import CallbackReturn, HardwareComponent, HardwareInfo, StateFlags
 
 COMM_SUCCESS = 0  # dynamixel-sdk's and feetech-servo-sdk's
 #: attempts at switching one servo's torque off before a warning says it may be on
@@ -55,6 +56,7 @@ class SerialBusHardware(HardwareComponent):
     #: operating modes in which a servo goes on moving by itself (a velocity, a current):
     #: on_error switches their torque off while the bus recovers
     FREE_RUNNING_MODES: ClassVar[tuple[int, ...]] = ()
+    STATE_INTERFACES = ("position", "velocity", "effort")
 
     def parse_bus(self, info: HardwareInfo, baud_rates: Iterable[int]) -> str:
         """Check port, baud_rate and that nothing else is at the top of the group; set
@@ -105,9 +107,8 @@ class SerialBusHardware(HardwareComponent):
     # ------------------------------------------------------------------ lifecycle
 
     def on_activate(self) -> CallbackReturn:
-        """Hold where the servos are, write the settings, torque on."""
-        bank = self.bank
-        bank.supervisor.hold(np.flatnonzero(np.isfinite(bank.target_position)))
+        """Write the settings, torque on (the system has set the position-controlled
+        servos' goals to where they are)."""
         self._written = {}  # torque off since configure or deactivate: write it all
         ret = self._activate_settings()
         if ret is CallbackReturn.SUCCESS:
@@ -158,8 +159,8 @@ class SerialBusHardware(HardwareComponent):
 
     def _send(self) -> CallbackReturn:
         """The commands of every servo: settings where they changed, then the goals (the
-        command modes taken once from the bank for both)."""
-        modes = command_modes(self.bank)
+        ``mode`` command interface for both)."""
+        modes = self.commands.mode
         ret = self._write_settings(modes)
         return self._write_goals(modes) if ret is CallbackReturn.SUCCESS else ret
 
@@ -185,7 +186,7 @@ class SerialBusHardware(HardwareComponent):
             result = self._torque(i, 0)
             if result == COMM_SUCCESS:
                 return
-        log.warning(f"motor {self.bank.names[i]!r} (id {self.ids[i]}): torque off got no "
+        log.warning(f"motor {self.info.motor_names[i]!r} (id {self.ids[i]}): torque off got no "
                     f"answer ({self.packet.getTxRxResult(result)}): it may still be on")
 
     def _free_port(self) -> None:
@@ -219,7 +220,7 @@ class SerialBusHardware(HardwareComponent):
         for k in range(len(self.ids)) if i is None else (i,):
             self._flag(k, StateFlags.COMMUNICATION_FAILURE)
         if i is not None:
-            why = f"motor {self.bank.names[i]!r} (id {self.ids[i]}): {why}"
+            why = f"motor {self.info.motor_names[i]!r} (id {self.ids[i]}): {why}"
         return self.fail(why, code)
 
     # ------------------------------------------------------------------ the vendor's

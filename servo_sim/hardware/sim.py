@@ -1,5 +1,9 @@
 """The ``sim`` plugin: the model bank as a hardware component.
 
+It is the one plugin given the :class:`~servo_sim.model.bank.MotorBank` (``self.bank``,
+set by the system): it is the model. Every other plugin sees only the interfaces it
+declares (``base.py``).
+
 ``read()`` advances the physics one basic time step with the commands in the bank
 (the simulated device "moves" and its sensors are read); ``write()`` has nothing to
 send, since the commands already sit in the arrays the physics reads. The cycle of
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.bank import MotorBank
 from .base import CallbackReturn, Capabilities, HardwareComponent, StateFlags
 
 
@@ -18,6 +23,9 @@ class SimHardware(HardwareComponent):
     """Simulated Webots motors (SPEC §2): every command and setting is supported."""
 
     SIMULATED = True
+    #: the model's bank, set by :class:`~servo_sim.hardware.system.HardwareSystem` before
+    #: ``on_init`` (no interfaces declared: the physics reads and writes the bank itself)
+    bank: MotorBank = None  # type: ignore[assignment]
 
     def on_activate(self) -> CallbackReturn:
         self.flags[:] = StateFlags.READY | StateFlags.ENABLED

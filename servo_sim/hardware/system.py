@@ -2,11 +2,14 @@
 manager, for one component).
 
 :class:`HardwareSystem` owns the motor bank (commands, state, sensors, clock) and a
-plugin. Commands go through the model's ``Motor`` handles (Webots semantics) after a
+plugin, to which it gives the state and command interfaces the plugin declares (views
+of the bank's arrays made once, at ``on_init``; the ``sim`` plugin, the model, gets the
+bank itself). Commands go through the model's ``Motor`` handles (Webots semantics) after a
 check that the plugin is active and the device supports them; :meth:`cycle` is one
 control cycle: supervision (watchdog, halts, trapezoidal set-points: the model's
 ``safety``) -> ``read()`` -> clock and sensors -> ``write()``. Enable, disable and the
-e-stop are the model's and always accepted, whatever the device's state.
+e-stop are the model's and always accepted, whatever the device's state. Before a real
+device's ``on_activate()`` its position-controlled motors hold where they were read.
 
 Failures: a ``read()`` or ``write()`` that does not return SUCCESS puts the plugin
 through ``on_error()`` (-> unconfigured); from then on, once every
@@ -34,15 +37,20 @@ from ..model.motor import CommandRefusedError
 from ..model.safety import FAULT_FLAGS, report, status
 from ..model.simulation import MIRRORED_FIELDS
 from .base import (
+    KNOWN_STATE_INTERFACES,
     CallbackReturn,
     Capabilities,
     HardwareComponent,
     HardwareInfo,
+    Interfaces,
     LifecycleState,
     StateFlags,
     capability_names,
+    command_modes,
+    declaration_error,
 )
 from .registry import PluginError, load_plugin
+from .sim import SimHardware
 
 log = logging.getLogger("servo_sim")
 
@@ -74,14 +82,47 @@ class HardwareSystem:
         cls = plugin if plugin is not None else load_plugin(self.plugin_name)
         self.component = cls()
         self.state = LifecycleState.UNCONFIGURED
-        self.info = HardwareInfo(self.plugin_name, config, self.sim.bank, settings)
+        self.info = HardwareInfo(self.plugin_name, config, settings)
         self._retry_at_ms = 0
         self._last_report = ""
-        ret = self._call("on_init", self.info)
+        #: the ``mode`` command interface, if declared (kept by :meth:`_refresh_modes`)
+        self._modes: np.ndarray | None = None
+        why = declaration_error(cls)
+        if why:
+            self.component.reason = why
+            ret = CallbackReturn.FAILURE
+        else:
+            if "mode" in cls.COMMAND_INTERFACES:
+                self._modes = np.zeros(self.sim.bank.n, dtype=np.int64)
+            state, commands = self._interface_arrays()
+            where = (self.plugin_name, cls.__name__)
+            self.info.state = Interfaces("state", *where, state)
+            self.info.commands = Interfaces("command", *where, commands)
+            if isinstance(self.component, SimHardware):  # the model itself: the bank
+                self.component.bank = self.sim.bank
+            ret = self._call("on_init", self.info)
         if ret is not CallbackReturn.SUCCESS:
             self.state = LifecycleState.FINALIZED
             raise PluginError(f"{config.source}: hardware {self.plugin_name!r}: "
                               f"{self.component.reason or 'on_init failed'}")
+
+    def _interface_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """The arrays of the interfaces the plugin declared: the bank's state arrays
+        themselves, read-only views of its command arrays (and of ``mode``)."""
+        bank, cls = self.sim.bank, type(self.component)
+        state = {name: getattr(bank, KNOWN_STATE_INTERFACES[name])
+                 for name in cls.STATE_INTERFACES}
+        commands = {}
+        for name in cls.COMMAND_INTERFACES:
+            view = (self._modes if name == "mode" else getattr(bank, name)).view()
+            view.flags.writeable = False
+            commands[name] = view
+        return state, commands
+
+    def _refresh_modes(self) -> None:
+        """The ``mode`` command interface from the command arrays (if declared)."""
+        if self._modes is not None:
+            command_modes(self.sim.bank, self._modes)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -104,6 +145,14 @@ class HardwareSystem:
                                 LifecycleState.INACTIVE)
 
     def activate(self) -> bool:
+        """``on_activate()``; a real device's position-controlled motors hold where
+        ``on_configure()`` read them first, so that its first goals are where it stands."""
+        if self.state is LifecycleState.INACTIVE:
+            bank = self.sim.bank
+            with bank.lock:
+                if not self.simulated:
+                    bank.supervisor.hold(np.flatnonzero(np.isfinite(bank.target_position)))
+                self._refresh_modes()
         return self._transition("on_activate", LifecycleState.INACTIVE, LifecycleState.ACTIVE)
 
     def deactivate(self) -> bool:
@@ -201,6 +250,8 @@ class HardwareSystem:
             bank.time_ms += bank.step_ms
             if read:
                 bank.sample_sensors()
+                if self._modes is not None:
+                    command_modes(bank, self._modes)
                 if self._call("write", bank.time_ms / 1000.0, dt) is not CallbackReturn.SUCCESS:
                     self._handle_error("write")
         return read
@@ -296,3 +347,8 @@ class HardwareSystem:
         if not self.simulated:
             raise CommandRefusedError(f"hardware {self.plugin_name!r} is real: it cannot be reset")
         self.sim.reset()
+        # the reset made the bank's arrays anew: the interfaces follow
+        state, commands = self._interface_arrays()
+        if self.info.state is not None and self.info.commands is not None:
+            self.info.state._bind(state)
+            self.info.commands._bind(commands)
