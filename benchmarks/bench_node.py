@@ -32,6 +32,8 @@ on, side by side, measured as in ``table``.
 (issue 32). For each motor count, ``servo_sim_node`` as ``lifecycle`` starts it; once its
 table is complete, ``/m0/set_control_pid`` (new gains each call) and ``/m0/get_velocity``
 are called in turn, one at a time, 300 of each: round trip p50 / p99 and set / get.
+With 1000 motors the whole table takes longer than 600 s on Fast DDS:
+``--motor-interfaces get_velocity set_control_pid`` creates only those two rows.
 
 ``lifecycle``: start and stop as users see them, from another process. For each motor
 count, ``servo_sim_node`` (the installed entry point, default interfaces, step 1 ms,
@@ -49,7 +51,7 @@ destroy_node() and rclpy.shutdown() on SIGINT.
     python3 benchmarks/bench_node.py soak [--duration 3600]
     python3 benchmarks/bench_node.py lifecycle [--motors 1 30 100 1000] [--table-timeout 3600]
     python3 benchmarks/bench_node.py clock [--motors 100] [--duration 10]
-    python3 benchmarks/bench_node.py setters [--motors 2 100 1000]
+    python3 benchmarks/bench_node.py setters [--motors 2 100] [--motor-interfaces ...]
     python3 benchmarks/bench_node.py fleet [--fleets 10x6 10x30 30x6] [--discovery simple server]
 
 ``fleet``: a fleet launched by ``ros2 launch servo_sim fleet.launch.py``, measured from
@@ -547,12 +549,15 @@ def peak_rss_mb(pid: int) -> float:
         return math.nan
 
 
-def node_command(n: int) -> list[str]:
-    """servo_sim_node as users start it (the entry point beside this Python)."""
+def node_command(n: int, interfaces: list[str] | None = None) -> list[str]:
+    """servo_sim_node as users start it (the entry point beside this Python), logging at
+    info (its start and table lines)."""
     entry = Path(sys.executable).with_name("servo_sim_node")
     program = [str(entry)] if entry.exists() else [
         sys.executable, str(Path(__file__).resolve().parents[1] / "scripts" / "servo_sim_node")]
-    return program + node_parameters(n, 1, 1.0, "auto")[:-2] + ["--log-level", "info"]
+    args = node_parameters(n, 1, 1.0, "auto", interfaces)
+    at = args.index("--log-level")
+    return program + args[:at] + ["--log-level", "info"] + args[at + 2:]
 
 
 #: a call unanswered this long counts as lost (and is not waited for), s
@@ -667,16 +672,19 @@ def setters(args: argparse.Namespace) -> None:
     client = Client()
     calls = 300
     print(f"/m0/set_control_pid against /m0/get_velocity from another process, {calls} "
-          "of each in turn, after the table (servo_sim_node, step 1 ms)")
+          "of each in turn, after the table (servo_sim_node, step 1 ms, motor_interfaces "
+          f"{args.motor_interfaces if args.motor_interfaces is not None else 'all'})")
     print("| motors | get_velocity p50 / p99 | set_control_pid p50 / p99 | set / get (p50) |")
     print("|---|---|---|---|")
     try:
         for n in args.motors:
             log = Path(f"/tmp/bench_node_setters_{os.getpid()}.log")
             with log.open("w") as out:
-                proc = subprocess.Popen(node_command(n), stdout=out, stderr=subprocess.STDOUT)
-            try:
-                last = f"/m{n - 1}/trapezoidal_move/_action/get_result"
+                proc = subprocess.Popen(node_command(n, args.motor_interfaces),
+                                        stdout=out, stderr=subprocess.STDOUT)
+            try:  # the table's last row (see servo_sim/ros/table.py) of the last motor
+                last = (f"/m{n - 1}/trapezoidal_move/_action/get_result"
+                        if args.motor_interfaces is None else f"/m{n - 1}/set_control_pid")
                 assert client.spin_until(lambda last=last: client.node.count_services(last),
                                          args.table_timeout), f"no {last}"
                 get = client.node.create_client(GetFloat, "/m0/get_velocity")

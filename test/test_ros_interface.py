@@ -313,6 +313,8 @@ def test_node_settings_defaults_coercion_and_errors():
                                  "motor_interfaces": ["commands", "getters", "sensors",
                                                       "safety", "actions"]}
     assert node_settings({"motor_interfaces": ["getters"]})["motor_interfaces"] == ["getters"]
+    rows = ["get_velocity", "position_sensor/enable", "trapezoidal_move", "safety"]
+    assert node_settings({"motor_interfaces": rows})["motor_interfaces"] == rows
     with pytest.raises(ConfigError, match=r"'motor_interfaces' = \['getters', 'setters'\]: "
                                           r"must be one of commands, getters, sensors"):
         node_settings({"motor_interfaces": ["getters", "setters"]}, "p")

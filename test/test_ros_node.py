@@ -475,6 +475,24 @@ def test_motor_interfaces_create_only_the_families_asked_for():
         h.close()
 
 
+def test_motor_interfaces_may_name_single_services():
+    h = Harness(motor_interfaces=["get_velocity", "set_control_pid"])
+    try:
+        def motor_services() -> set[str]:
+            return {n for n, _ in h.client.get_service_names_and_types()
+                    if n.startswith(("/arm/", "/grip__left/"))}
+
+        asked = {f"/{m}/{s}" for m in ("arm", "grip__left")
+                 for s in ("get_velocity", "set_control_pid")}
+        h.wait_for(lambda: motor_services() >= asked, "the two services of each motor")
+        assert motor_services() == asked
+        assert h.call("/arm/set_control_pid", servo_srvs.MotorSetControlPid, controlp=20.0,
+                      controli=0.0, controld=0.0).success
+        assert list(h.node.get_parameter("arm.control_pid").value) == [20.0, 0.0, 0.0]
+    finally:
+        h.close()
+
+
 def test_free_run_advances_faster_than_the_wall_clock(executor_kind):
     h = Harness(real_time_factor=0.0, start_paused=False, executor_kind=executor_kind)
     try:

@@ -47,6 +47,12 @@ def test_only_the_families_asked_for_and_always_the_feedback_topics(families):
     assert len(rows) == len(every) + 1
 
 
+def test_single_rows_by_name_beside_families():
+    rows = table_rows(["set_control_pid", "get_velocity", "safety"])
+    assert names(rows) == [FEEDBACK_TOPICS, "get_velocity", "set_control_pid", "halt",
+                           "enable", "disable", "e_stop", "reset_e_stop"]
+
+
 class Clock:
     """A clock the jobs advance: each job takes the time it is given."""
 

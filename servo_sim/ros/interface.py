@@ -182,6 +182,10 @@ MOTOR_ACTIONS: tuple[MotorAction, ...] = tuple(
 #: Families of per-motor interfaces; the node parameter ``motor_interfaces`` selects which
 #: are created (all by default: the Webots table stays complete).
 MOTOR_FAMILIES = ("commands", "getters", "sensors", "safety", "actions")
+#: What ``motor_interfaces`` may name: a family, or one row of the table by its name
+#: (``get_velocity``, ``position_sensor/enable``, ``trapezoidal_move``).
+MOTOR_INTERFACE_CHOICES = MOTOR_FAMILIES + tuple(
+    r.name for r in (*MOTOR_SERVICES, *MOTOR_TRIGGERS, *MOTOR_ACTIONS))
 
 
 def family(row: MotorService | MotorTrigger | MotorAction) -> str:

@@ -28,7 +28,7 @@ from ..model import (
 )
 from ..model.config import field_minimum, flatten, motor_to_dict
 from ..model.simulation import READ_ONLY_FIELDS
-from .interface import MOTOR_FAMILIES
+from .interface import MOTOR_FAMILIES, MOTOR_INTERFACE_CHOICES
 
 #: rclpy declares these itself; the node leaves them alone.
 ROS_BUILTIN_PARAMETERS = frozenset({"use_sim_time", "start_type_description_service"})
@@ -88,9 +88,11 @@ NODE_SPECS: tuple[ParameterSpec, ...] = (
                   choices=("auto", "events", "single_threaded")),
     ParameterSpec("motor_interfaces", list(MOTOR_FAMILIES),
                   "Per-motor interface families to create: commands, getters, sensors (the "
-                  "Webots table), safety (halt, enable, ...), actions (trapezoidal_move). All "
-                  "by default; leaving some out speeds up start-up and DDS discovery with "
-                  "hundreds of motors.", read_only=True, choices=MOTOR_FAMILIES),
+                  "Webots table), safety (halt, enable, ...), actions (trapezoidal_move), or "
+                  "single services by name (get_velocity, position_sensor/enable). All "
+                  "families by default; leaving some out speeds up start-up and DDS "
+                  "discovery with hundreds of motors.", read_only=True,
+                  choices=MOTOR_INTERFACE_CHOICES),
     ParameterSpec("robot_description", "",
                   "URDF. When set, each motor takes its type and limits from the joint of "
                   "its ROS name (<limit lower upper velocity effort>).", read_only=True),

@@ -40,12 +40,12 @@ _RANK = {"set_position": 0, FEEDBACK_TOPICS: 1, "getters": 2, "commands": 3, "sa
 
 
 def table_rows(families: Iterable[str]) -> tuple[Row, ...]:
-    """The per-motor rows of the families ``families`` and the feedback topics, in
-    creation order (stable within a family: the table's own order); the node creates each
-    row for every motor before the next row."""
+    """The per-motor rows of ``families`` (family names, or rows by their own name) and
+    the feedback topics, in creation order (stable within a family: the table's own
+    order); the node creates each row for every motor before the next row."""
     wanted = set(families)
     rows: list[Row] = [r for r in (*MOTOR_SERVICES, *MOTOR_TRIGGERS, *MOTOR_ACTIONS)
-                       if family(r) in wanted]
+                       if family(r) in wanted or r.name in wanted]
     rows.append(FEEDBACK_TOPICS)  # whatever the families: the config enabled those sensors
 
     def rank(row: Row) -> int:
