@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .hardware import HardwareSystem
 from .hardware.system import CommandRefusedError
@@ -34,15 +34,18 @@ FEEDBACK_PERIOD_MS = 50
 SENSORS = ("position_sensor", "force_sensor")
 
 _NONE: tuple[Move, ...] = ()
+#: (position sensor refreshed, force sensor refreshed) -> the names in Cycle.refreshed
+_REFRESHED = {(False, False): (), (True, False): (SENSORS[0],), (False, True): (SENSORS[1],),
+              (True, True): SENSORS}
 
 
 class RealTimeError(CommandRefusedError):
     """Pause, step, reset or a real-time factor asked of hardware that runs in real time."""
 
 
-@dataclass(frozen=True, slots=True)
-class Cycle:
-    """What one control cycle did."""
+class Cycle(NamedTuple):
+    """What one control cycle did (a named tuple: one is made per cycle, thousands a
+    second)."""
 
     #: the time the cycle ended at, ms (simulated time, or cycles x step on real hardware)
     time_ms: int
@@ -188,13 +191,16 @@ class Runtime:
         read = self.system.cycle(period)
         bank = self.sim.bank
         now = bank.time_ms
-        refreshed = tuple(s for s in SENSORS if getattr(bank, s).refreshed_ms == now)
+        refreshed = _REFRESHED[bank.position_sensor.refreshed_ms == now,
+                               bank.force_sensor.refreshed_ms == now]
         due = self._joint_states_rate > 0 and now >= self._next_joint_states_ms
         if due:
             self._next_joint_states_ms = max(
                 self._next_joint_states_ms + 1000.0 / self._joint_states_rate, now + 1e-9)
-        ended, feedback = self.poll_moves()
-        return Cycle(now, refreshed, due, ended, feedback, read)
+        if self._moves:
+            ended, feedback = self.poll_moves()
+            return Cycle(now, refreshed, due, ended, feedback, read)
+        return Cycle(now, refreshed, due, _NONE, _NONE, read)
 
     def _real_period(self) -> float | None:
         """Real hardware: the wall time since the last cycle (None for the first)."""
@@ -216,12 +222,15 @@ class Runtime:
         if not self._started:
             self._started = True
             self._pacer.rebase()
+        cycle = self._cycle
         if self.real_time_factor > 0:
-            yield from self.advance(self._pacer.due())
+            for _ in range(self._pacer.due()):
+                yield cycle(None)
             return
         end = self._clock() + FREE_RUN_SLICE_S
         while self._clock() < end:
-            yield from self.advance(FREE_RUN_BATCH)
+            for _ in range(FREE_RUN_BATCH):  # (one generator a tick: thousands of cycles
+                yield cycle(None)  # a second as fast as possible)
 
     def wait(self) -> None:
         """Sleep until the next cycle is due (paced; as fast as possible: at once); a

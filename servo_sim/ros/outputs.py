@@ -70,12 +70,13 @@ class Outputs:
                       goals: Callable[[tuple[Move, ...], tuple[Move, ...]], None]) -> None:
         """/clock first (stamped with the cycle's time), then ``goals`` (the actions'
         feedback and ends), the sensors that refreshed, joint_states when due."""
+        time_ms, refreshed, joint_states, ended, feedback, _ = cycle  # (a tuple: fast)
         self.publish_clock()
-        if cycle.ended or cycle.feedback:
-            goals(cycle.ended, cycle.feedback)
-        for sensor_name in cycle.refreshed:
-            self._publish_feedback(sensor_name, cycle.time_ms)
-        if cycle.joint_states:
+        if ended or feedback:
+            goals(ended, feedback)
+        for sensor_name in refreshed:
+            self._publish_feedback(sensor_name, time_ms)
+        if joint_states:
             self.publish_joint_states()
 
     # ------------------------------------------------------------------ feedback topics
