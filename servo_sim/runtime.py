@@ -140,6 +140,17 @@ class Runtime:
         self.paused = False
         self._pacer.rebase()
 
+    @property
+    def pacing(self) -> bool:
+        """Whether the pace has started (the first tick or wait starts it)."""
+        return self._started
+
+    def start_pacing(self) -> None:
+        """Pace from now: the next cycle due one period from now (a host whose timer
+        fires every period resets it with this, to keep both in phase)."""
+        self._started = True
+        self._pacer.rebase()
+
     def step(self, n: int) -> Iterator[Cycle]:
         """``n`` cycles, only while paused (a simulation): checked now, each cycle run
         as the returned iterator is consumed."""
@@ -220,8 +231,7 @@ class Runtime:
             yield self._cycle(self._real_period())
             return
         if not self._started:
-            self._started = True
-            self._pacer.rebase()
+            self.start_pacing()
         cycle = self._cycle
         if self.real_time_factor > 0:
             for _ in range(self._pacer.due()):
@@ -237,8 +247,7 @@ class Runtime:
         late host lets simulated time slip, no burst of catch-up cycles follows."""
         if self.real_time_factor > 0:
             if not self._started:
-                self._started = True
-                self._pacer.rebase()
+                self.start_pacing()
             wait = self._pacer.next_due() - self._clock()
             if wait > 0:
                 self._sleep(wait)

@@ -317,6 +317,9 @@ class ServoSimNode(Node):
         if runtime.paused:
             self.goals.poll()  # cancels and e-stops end goals while paused too
             return
+        if not runtime.pacing:  # pace from the first tick, the timer in phase with it
+            runtime.start_pacing()
+            self._timer.reset()
         overruns = runtime.overruns
         publish, follow = self.outputs.publish_cycle, self.goals.follow
         for cycle in runtime.tick():
