@@ -439,6 +439,8 @@ _TOP_PARSERS: dict[str, Callable[[Any], Any]] = {
     "seed": _integer(0),
     "battery": _battery,
 }
+#: A motor's scalar fields and the top-level ones, by name (parse_field).
+_FLAT_PARSERS = {**_MOTOR_PARSERS, **_TOP_PARSERS}
 
 
 #: Top-level groups beside the scalar fields.
@@ -793,10 +795,8 @@ def parse_field(field: str, value: Any) -> Any:
     """Validate one motor field ('max_velocity', 'position_sensor.noise') or top-level
     field ('basic_time_step_ms') on its own: the parsed value, or ValueError saying why
     (for importers that report errors in their own terms)."""
-    group, _, leaf = field.rpartition(".")
-    parsers = _NESTED_PARSERS[group][1] if group else {**_MOTOR_PARSERS, **_TOP_PARSERS}
     try:
-        return parsers[leaf](value)
+        return _field_parser(field)(value)
     except _FieldError as exc:
         raise ValueError(str(exc)) from None
 
@@ -804,9 +804,17 @@ def parse_field(field: str, value: Any) -> Any:
 def field_minimum(field: str) -> float | None:
     """The lowest valid value of a numeric field ('max_velocity', 'load.gravity_mass',
     'basic_time_step_ms'), or None when it has no lower bound."""
+    try:
+        return getattr(_field_parser(field), "minimum", None)
+    except KeyError:
+        return None
+
+
+def _field_parser(field: str) -> Callable[[Any], Any]:
+    """The parser of a motor field ('position_sensor.noise') or a top-level one; KeyError
+    if there is none."""
     group, _, leaf = field.rpartition(".")
-    parsers = _NESTED_PARSERS[group][1] if group else {**_MOTOR_PARSERS, **_TOP_PARSERS}
-    return getattr(parsers.get(leaf), "minimum", None)
+    return _NESTED_PARSERS[group][1][leaf] if group else _FLAT_PARSERS[leaf]
 
 
 # --------------------------------------------------------------------------- ROS form

@@ -53,6 +53,17 @@ for _command in MOTOR_COMMANDS:
             _command.field, _command.call, _command.read))
 
 
+def _changed(config: Any, field: str, value: Any) -> Any:
+    """``dataclasses.replace(config, field=value)`` for the config dataclasses, whose
+    values are parsed already: frozen, plain (no slots, no ``__post_init__``), so a copy
+    of the instance's dict is the same object; replace's generic path re-runs a frozen
+    ``__init__`` (about 6 us for a motor's 26 fields, 0.7 us this way)."""
+    changed = object.__new__(type(config))
+    changed.__dict__.update(vars(config))
+    changed.__dict__[field] = value
+    return changed
+
+
 class Simulation:
     """All motors of one config, stepped together (SPEC §5)."""
 
@@ -163,9 +174,9 @@ class Simulation:
         motors = list(self.config.motors)
         group, _, leaf = field.rpartition(".")
         if group:
-            parsed = replace(getattr(motors[index], group), **{leaf: parsed})
-        motors[index] = replace(motors[index], **{group or leaf: parsed})
-        self.config = replace(self.config, motors=tuple(motors))
+            parsed = _changed(getattr(motors[index], group), leaf, parsed)
+        motors[index] = _changed(motors[index], group or leaf, parsed)
+        self.config = _changed(self.config, "motors", tuple(motors))
         self.bank.config = self.config
 
     def motor(self, name: str) -> Motor:
