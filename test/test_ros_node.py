@@ -18,7 +18,7 @@ from conftest import require_ros
 rclpy, servo_msgs, servo_srvs = require_ros("rclpy", "servo_sim.msg", "servo_sim.srv")
 pytestmark = pytest.mark.ros
 
-from rcl_interfaces.msg import Log  # noqa: E402
+from rcl_interfaces.msg import Log, ParameterEvent  # noqa: E402
 from rcl_interfaces.srv import GetParameters  # noqa: E402
 from rclpy.action import ActionServer  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
@@ -321,6 +321,39 @@ def test_live_parameters_are_validated_by_the_model(h):
     assert h.node.sim.motor("arm").get_control_pid() == (3.0, 0.0, 0.0)
     assert not set_("arm.control_pid", [0.0, 0.0, 0.0]).successful
     assert h.node.sim.motor("arm").get_max_position() == 1.5
+
+
+def test_a_setters_parameter_follows_for_readers_at_once_and_in_the_events(h):
+    """A service that mirrors a parameter does not wait for the parameter: a reader
+    (GetParameters) sees the new value right after the reply, the parameter event follows,
+    and a later SetParameters is not overwritten by the service's echo."""
+    events = h.listen("/parameter_events", ParameterEvent)
+    h.wait_for(lambda: h.node.count_subscribers("/parameter_events") >= 1,
+               "the /parameter_events subscription")
+    params = AsyncParameterClient(h.client, "/servo_sim")
+    assert params.wait_for_services(timeout_sec=TIMEOUT)
+
+    def read() -> list[float]:
+        future = params.get_parameters(["arm.control_pid"])
+        h.executor.spin_until_future_complete(future, timeout_sec=TIMEOUT)
+        return list(future.result().values[0].double_array_value)
+
+    def changes() -> list[list[float]]:  # the node's events of arm.control_pid, in order
+        return [list(p.value.double_array_value) for e in events if e.node == "/servo_sim"
+                for p in e.changed_parameters if p.name == "arm.control_pid"]
+
+    assert h.call("/arm/set_control_pid", servo_srvs.MotorSetControlPid,
+                  controlp=20.0, controli=0.5, controld=0.1).success
+    assert read() == [20.0, 0.5, 0.1]
+    h.wait_for(lambda: changes() == [[20.0, 0.5, 0.1]], "the parameter event")
+    assert h.call("/arm/set_control_pid", servo_srvs.MotorSetControlPid,
+                  controlp=5.0, controli=0.0, controld=0.0).success
+    assert h.set_remote("arm.control_pid", [3.0, 0.0, 0.0]).successful
+    h.wait_for(lambda: changes()[-1:] == [[3.0, 0.0, 0.0]], "the later change's event")
+    h.node.parameters.flush()  # nothing of the service's left to echo over it
+    assert changes() == [[20.0, 0.5, 0.1], [5.0, 0.0, 0.0], [3.0, 0.0, 0.0]]
+    assert read() == [3.0, 0.0, 0.0]
+    assert h.node.sim.motor("arm").get_control_pid() == (3.0, 0.0, 0.0)
 
 
 def test_pause_step_resume_reset_and_clock(h):

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -30,6 +31,8 @@ from .params import (
     top_parameter_specs,
 )
 
+#: The longest a service's change of a parameter takes to reach the parameter events, s
+ECHO_PERIOD_S = 0.05
 #: Node settings that only a simulation honours, with the value real hardware runs at.
 SIMULATION_ONLY = {"real_time_factor": 1.0, "start_paused": False}
 
@@ -70,6 +73,41 @@ def declare(node: Node, specs: list[ParameterSpec]) -> None:
                             ignore_override=True)
 
 
+class EchoFirst:
+    """Mixin of the node, before rclpy's ``Node``: its parameter API reads and changes
+    parameters only after the echoes of what services applied (``LiveParameters.echo``),
+    so a read sees them and a later change is not overwritten by one."""
+
+    def _echo_first(self) -> None:
+        live = self.__dict__.get("parameters")  # (none while Node.__init__ runs)
+        if live is not None:
+            live.flush()
+
+    def get_parameter(self, name: str) -> Parameter:
+        self._echo_first()
+        return super().get_parameter(name)  # type: ignore[misc]
+
+    def get_parameters(self, names: list[str]) -> list[Parameter]:
+        self._echo_first()
+        return super().get_parameters(names)  # type: ignore[misc]
+
+    def get_parameter_or(self, name: str, alternative_value: Parameter | None = None) -> Any:
+        self._echo_first()
+        return super().get_parameter_or(name, alternative_value)  # type: ignore[misc]
+
+    def get_parameters_by_prefix(self, prefix: str) -> dict[str, Any]:
+        self._echo_first()
+        return super().get_parameters_by_prefix(prefix)  # type: ignore[misc]
+
+    def set_parameters(self, parameter_list: list[Parameter]) -> list[SetParametersResult]:
+        self._echo_first()
+        return super().set_parameters(parameter_list)  # type: ignore[misc]
+
+    def set_parameters_atomically(self, parameter_list: list[Parameter]) -> SetParametersResult:
+        self._echo_first()
+        return super().set_parameters_atomically(parameter_list)  # type: ignore[misc]
+
+
 class LiveParameters:
     """Declares the node's parameters and applies their changes (``on_set`` is the
     node's set-parameters callback). ``retime`` is called after the real-time factor
@@ -89,29 +127,26 @@ class LiveParameters:
             config, runtime.system.component.SETTINGS)
         declare(node, specs)
         node.add_on_set_parameters_callback(self.on_set)
+        node.create_timer(ECHO_PERIOD_S, self.flush, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def declare_motor(self, motor_name: str) -> None:
         """One motor's parameters (a job of the table)."""
         declare(self._node, motor_parameter_specs(self._runtime.sim.motor(motor_name).config))
 
     def echo(self, name: str, value: Any) -> None:
-        """Parameter ``name`` follows what a service applied (``ros2 param get`` and the
-        parameter events), without applying it again, right after the service's reply:
-        a task of the executor, which runs it before any request that comes after this
-        one (both executors run tasks created in a callback first), so that the reply
-        does not wait for rclpy's set_parameters and the parameter event."""
-        first = not self._pending
+        """Parameter ``name`` follows what a service applied, without applying it again:
+        at the next read or change of a parameter through the node (``ros2 param get``,
+        ``SetParameters``, ``get_parameter``: see :class:`EchoFirst`), and for the
+        parameter events within ECHO_PERIOD_S, so that neither the reply nor the next
+        request waits for rclpy's set_parameters and the event (echoes of one motor's
+        parameter in that time make one event, with the last value)."""
         self._pending[name] = value
-        executor = self._node.executor
-        if executor is None:  # not spinning (a call from the node's own code)
-            self._flush()
-        elif first:
-            executor.create_task(self._flush)
 
-    def _flush(self) -> None:
-        pending, self._pending = self._pending, {}
-        if not pending:
+    def flush(self) -> None:
+        """The parameters that services changed set to what they applied, now."""
+        if not self._pending:
             return
+        pending, self._pending = self._pending, {}
         self._echo = frozenset(pending)
         try:
             self._node.set_parameters([Parameter(n, value=v) for n, v in pending.items()])

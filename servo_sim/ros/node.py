@@ -39,7 +39,7 @@ from ..runtime import SENSORS, RealTimeError, Runtime
 from .goals import Goals
 from .interface import NODE_ENDPOINTS, MotorService, MotorTrigger
 from .joint_commands import command_joints, per_joint
-from .live_parameters import SIMULATION_ONLY, LiveParameters, read_config
+from .live_parameters import SIMULATION_ONLY, EchoFirst, LiveParameters, read_config
 from .logs import RosLogHandler
 from .messages import flag_names
 from .outputs import Outputs
@@ -61,7 +61,7 @@ _ENDPOINT_TYPES = {"sensor_msgs/msg/JointState": JointState, "rosgraph_msgs/msg/
                    "diagnostic_msgs/msg/DiagnosticArray": DiagnosticArray}
 
 
-class ServoSimNode(Node):
+class ServoSimNode(EchoFirst, Node):
     """Hosts every motor of its config; see SPEC §6 and ``interface.py``."""
 
     def __init__(self, **kwargs: Any) -> None:
