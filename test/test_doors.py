@@ -57,7 +57,7 @@ def hardware(request) -> Iterator[dict]:
     else:
         from servo_sim.emulators.sts_emulator import EmulatorProcess
         motor, baud = {"id": 1}, 1000000
-    with EmulatorProcess([1]) as bus:
+    with EmulatorProcess([1], realtime=True) as bus:  # answers in time on a busy machine
         yield {"plugin": request.param, "port": bus.port, "baud_rate": baud, "a": motor}
 
 

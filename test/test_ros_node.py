@@ -596,7 +596,7 @@ def test_dead_nodes_do_not_take_the_rosout_of_a_later_one(executor_kind):
 def dxl_bus():
     from servo_sim.emulators.dxl_emulator import EmulatorProcess
 
-    with EmulatorProcess([1, 2]) as bus:
+    with EmulatorProcess([1, 2], realtime=True) as bus:
         bus.set(2, 0, 2, 1060)  # model number: an XL430-W250, no current sensing
         yield bus
 
@@ -625,7 +625,7 @@ def test_a_parameter_passes_the_same_check_as_its_service_on_a_feetech_bus(execu
     successful=True and changed nothing). A change both doors take is applied."""
     from servo_sim.emulators.sts_emulator import ACCELERATION, EmulatorProcess
 
-    with EmulatorProcess([1]) as bus:
+    with EmulatorProcess([1], realtime=True) as bus:
         h = Harness(base={"basic_time_step_ms": 8, "motors": ["a"], "a.max_torque": 1.5,
                           "a.min_position": -2.5, "a.max_position": 2.5,
                           "hardware.plugin": "feetech", "hardware.port": bus.port,
