@@ -249,9 +249,12 @@ class MotorBank:
             low, high = np.maximum(low, self.stop_low[idx]), np.minimum(high, self.stop_high[idx])
         return low, high
 
-    def refresh_gains(self, idx: slice | np.ndarray = slice(None)) -> None:
+    def refresh_gains(self, idx: int | slice | np.ndarray = slice(None)) -> None:
         """Recompute what the step derives from the PID gains of motors ``idx`` (all
         that a change of gains alone needs)."""
+        if isinstance(idx, int):  # one motor: a Python float, inf past 1e308 (no warning)
+            self._d_over_dt[idx] = float(self.control_d[idx]) / self.dt
+            return
         with np.errstate(over="ignore"):  # D near 1e308: inf, saturated by the step
             self._d_over_dt[idx] = self.control_d[idx] / self.dt
 

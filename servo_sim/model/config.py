@@ -126,7 +126,7 @@ def _gains(value: Any) -> tuple[float, float, float]:
 def _pid(value: Any) -> tuple[float, float, float]:
     if not isinstance(value, (list, tuple)) or len(value) != 3:
         raise _FieldError("must be a list of three numbers [P, I, D]")
-    p, i, d = (_real()(v) for v in value)
+    p, i, d = map(_any_real, value)
     if p <= 0 or i < 0 or d < 0:
         raise _FieldError("needs P > 0, I >= 0 and D >= 0")
     return (p, i, d)

@@ -75,7 +75,8 @@ class Motor:
     # ------------------------------------------------------------------ validation
 
     def _number(self, argument: str, value: Any, allow_inf: bool = False) -> float:
-        if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        if type(value) is not float and (  # (the ABC check costs 0.4 us a call)
+                not isinstance(value, numbers.Real) or isinstance(value, bool)):
             raise ValueError(f"motor {self.name!r}: {argument} = {value!r} rejected: "
                              "not a number")
         value = float(value)
@@ -205,17 +206,18 @@ class Motor:
                                           ("d", d, d >= 0, ">= 0")):
             if not ok:
                 raise self._reject(argument, value, f"must be {rule}")
-        bank, one = self._bank, self._one
-        law = self.config.actuator.control if self.config.actuator else "webots"
+        bank, index = self._bank, self._index
+        actuator = self.config.actuator
+        law = actuator.control if actuator else "webots"
         if law != "webots":
             raise CommandRefusedError(
                 f"motor {self.name!r}: set_control_pid refused: its position control is the "
                 f"{law} firmware's; set its gains in device units with the parameter "
                 "'actuator.gains'")
-        bank.control_p[one], bank.control_i[one], bank.control_d[one] = p, i, d
-        bank.error_integral[one] = 0.0
-        bank.previous_error[one] = 0.0
-        bank.refresh_gains(one)
+        bank.control_p[index], bank.control_i[index], bank.control_d[index] = p, i, d
+        bank.error_integral[index] = 0.0
+        bank.previous_error[index] = 0.0
+        bank.refresh_gains(index)
 
     @command(MOTION)
     def set_force(self, force: float) -> None:

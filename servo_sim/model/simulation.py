@@ -123,7 +123,6 @@ class Simulation:
         motor.
         """
         handle = self.motor(motor)
-        index = self._index[motor]
         if field in READ_ONLY_FIELDS:
             raise ValueError(f"motor {motor!r}: field {field!r} = {value!r} rejected: "
                              "read-only, fixed at start-up")
@@ -132,7 +131,7 @@ class Simulation:
             self._change_by_command(handle, mirrored, value)
             return
         raw = to_dict(self.config)
-        entry = raw["motors"][index]
+        entry = raw["motors"][self._index[motor]]
         *groups, leaf = field.split(".")
         for group in groups:
             entry = entry.get(group) if isinstance(entry.get(group), dict) else None

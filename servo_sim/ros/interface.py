@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ..model import LINEAR, ROTATIONAL, Motor, ros_name
@@ -73,16 +74,16 @@ class MotorService:
     topic: str | None = None
     parameter: tuple[str, Callable[[Motor], Any]] | None = None
 
-    @property
+    @cached_property
     def is_getter(self) -> bool:
         return SRV_FIELDS[self.srv][0] == (("bool", "ask"),)
 
-    @property
+    @cached_property
     def request_fields(self) -> tuple[str, ...]:
         """The request fields passed to ``call`` (none for a getter's ``ask``)."""
         return () if self.is_getter else tuple(n for _, n in SRV_FIELDS[self.srv][0])
 
-    @property
+    @cached_property
     def response_field(self) -> tuple[str, str]:
         """(type, name) of the one response field."""
         return SRV_FIELDS[self.srv][1][0]
