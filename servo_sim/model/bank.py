@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 import numpy as np
 
 from .actuator import Actuators
-from .config import SimulationConfig
+from .config import MotorConfig, SimulationConfig
 from .modes import ServoMode
 from .sensors import SampledSensors, measure_position
 
@@ -160,7 +161,10 @@ class MotorBank:
     def _load_parameters(self, config: SimulationConfig) -> None:
         """The per-motor parameters of ``config`` and the step constants derived from them."""
         motors = config.motors
-        self.config = config
+        self._config = config
+        #: each motor's config now (a run-time change replaces one: record_motor)
+        self.motor_configs = list(motors)
+        self._motors_recorded = False
 
         column = partial(_column, motors)
 
@@ -248,6 +252,20 @@ class MotorBank:
         if stops:
             low, high = np.maximum(low, self.stop_low[idx]), np.minimum(high, self.stop_high[idx])
         return low, high
+
+    @property
+    def config(self) -> SimulationConfig:
+        """The config in force: the start-up one with the motors' recorded changes."""
+        if self._motors_recorded:
+            self._config = replace(self._config, motors=tuple(self.motor_configs))
+            self._motors_recorded = False
+        return self._config
+
+    def record_motor(self, index: int, motor: MotorConfig) -> None:
+        """Motor ``index``'s config is ``motor`` now (its change already applied): O(1),
+        the whole config is made again only when read."""
+        self.motor_configs[index] = motor
+        self._motors_recorded = True
 
     def refresh_gains(self, idx: int | slice | np.ndarray = slice(None)) -> None:
         """Recompute what the step derives from the PID gains of motors ``idx`` (all

@@ -476,7 +476,7 @@ class Motor:
     @property
     def config(self) -> MotorConfig:
         """This motor's config as it stands (run-time parameter changes included)."""
-        return self._bank.config.motors[self._index]
+        return self._bank.motor_configs[self._index]
 
     @property
     def coupled(self) -> list[str]:

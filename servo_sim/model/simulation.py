@@ -68,8 +68,12 @@ class Simulation:
     """All motors of one config, stepped together (SPEC §5)."""
 
     def __init__(self, config: SimulationConfig) -> None:
-        self.config = config
-        self._build()
+        self._build(config)
+
+    @property
+    def config(self) -> SimulationConfig:
+        """The config in force (the bank's: changes at run time included)."""
+        return self.bank.config
 
     @classmethod
     def from_config(cls, source: str | Path | Mapping[str, Any] | SimulationConfig
@@ -79,15 +83,15 @@ class Simulation:
             return cls(load_config(source))
         return cls(parse_config(source))
 
-    def _build(self) -> None:
-        self.bank = MotorBank(self.config, Supervisor)
+    def _build(self, config: SimulationConfig) -> None:
+        self.bank = MotorBank(config, Supervisor)
         groups: dict[str, list[int]] = {}
-        for i, m in enumerate(self.config.motors):
+        for i, m in enumerate(config.motors):
             groups.setdefault(m.coupling_base or f"\0{i}", []).append(i)
         group_of = {i: np.array(g) for g in groups.values() for i in g}
         self._motors = {m.name: Motor(self.bank, i, group_of[i])
-                        for i, m in enumerate(self.config.motors)}
-        self._index = {m.name: i for i, m in enumerate(self.config.motors)}
+                        for i, m in enumerate(config.motors)}
+        self._index = {m.name: i for i, m in enumerate(config.motors)}
 
     def reset(self) -> None:
         """Back to the config's initial state: time 0, positions, commands and sensors.
@@ -144,8 +148,7 @@ class Simulation:
             config = parse_config(raw, _RUNTIME)
         except ConfigError as exc:
             raise ValueError(str(exc).removeprefix(_RUNTIME + ": ")) from None
-        self.config = replace(config, source=self.config.source)
-        self.bank.apply_config(self.config)
+        self.bank.apply_config(replace(config, source=self.config.source))
 
     def _change_by_command(self, handle: Motor, mirrored: MirroredField, value: Any) -> None:
         """A mirrored field changed: validated and applied by its command (the services'
@@ -170,13 +173,11 @@ class Simulation:
     def _record(self, motor: str, field: str, parsed: Any) -> None:
         """``motor``'s config field ``field`` is ``parsed`` now (already applied)."""
         index = self._index[motor]
-        motors = list(self.config.motors)
+        current = self.bank.motor_configs[index]
         group, _, leaf = field.rpartition(".")
         if group:
-            parsed = _changed(getattr(motors[index], group), leaf, parsed)
-        motors[index] = _changed(motors[index], group or leaf, parsed)
-        self.config = _changed(self.config, "motors", tuple(motors))
-        self.bank.config = self.config
+            parsed = _changed(getattr(current, group), leaf, parsed)
+        self.bank.record_motor(index, _changed(current, group or leaf, parsed))
 
     def motor(self, name: str) -> Motor:
         """The motor called ``name``; KeyError naming the known motors if there is none."""
