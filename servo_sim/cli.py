@@ -20,6 +20,7 @@ import argparse
 import csv
 import math
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -83,6 +84,10 @@ def _load(args: argparse.Namespace) -> Simulation:
     return Simulation(load(args).config)
 
 
+#: servo-sim run: how often it tries to start the hardware, and how far apart (s)
+START_ATTEMPTS, START_RETRY_S = 3, 0.5
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a config on the hardware it names (the model by default), applying timed
     commands, printing a live table and optional CSV."""
@@ -96,9 +101,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         if factor is None:
             factor = 0.0 if system.simulated else 1.0
         runtime = Runtime(system, real_time_factor=factor)
-        if not system.start():
-            raise CliError(f"hardware {system.plugin_name!r}: "
-                           f"{system.component.reason or 'it did not start'}")
+        for attempt in range(START_ATTEMPTS):  # a bus may miss a packet as it opens: tried
+            if system.start():  # again as the node retries, but a dead bus fails in 1 s
+                break
+            if attempt + 1 == START_ATTEMPTS:
+                raise CliError(f"hardware {system.plugin_name!r}: "
+                               f"{system.component.reason or 'it did not start'}")
+            time.sleep(START_RETRY_S)
         _run(args, runtime, commands)
     finally:
         system.shutdown()
