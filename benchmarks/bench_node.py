@@ -349,8 +349,12 @@ def probe_type(name: str):
 
 
 def probe_names(n: int, interfaces: list[str] | None) -> tuple[str, str]:
-    """(the last motor's probe: seen = every motor's services are up, the probe called)."""
-    if interfaces is None or "getters" in interfaces:
+    """(what is created last: seen = the per-motor table is complete, the probe called).
+    With every family the table ends with the last motor's action; the probe's RTT is
+    then the node's, not a wait for a table slice."""
+    if interfaces is None:
+        return f"/m{n - 1}/trapezoidal_move/_action/get_result", "/m0/get_velocity"
+    if "getters" in interfaces:
         return f"/m{n - 1}/get_velocity", "/m0/get_velocity"
     return "/servo_sim/get_parameters", "/servo_sim/get_parameters"
 
@@ -376,7 +380,8 @@ def measure(n: int, executor: str, step_ms: int, duration: float,
                        *node_parameters(n, step_ms, 1.0, executor, interfaces, sim_time))
     client = Client()
     try:
-        client.wait_for_service(last)
+        assert client.spin_until(lambda: client.node.count_services(last), 3600.0), \
+            f"no {last}"
         services_s = time.monotonic() - t_launch
         client.subscribe()  # a new subscriber, once the services are seen
         client.spin_until(lambda: client.stamps, timeout=120.0)
