@@ -3,7 +3,8 @@
 Step ``k`` after the origin is due at ``origin + k * step / real_time_factor``: absolute
 times, so late ticks never make the pace drift. When more than ``max_catch_up`` steps
 are due at once, the machine cannot keep up: that many run, and simulated time slips
-(the origin moves to now) instead of spiralling.
+(the origin moves on by the whole periods not run) instead of spiralling. The slip keeps
+the phase of the due times, so a host's timer started in phase with them stays so.
 """
 
 from __future__ import annotations
@@ -53,8 +54,11 @@ class Pacer:
         """How many steps to take now; they are counted as taken.
 
         Free-running (factor 0) has no due times: 0. Beyond ``max_catch_up`` steps
-        behind, ``max_catch_up`` are returned, an overrun is counted and the pace
-        restarts from now.
+        behind, ``max_catch_up`` are returned, an overrun is counted and the steps
+        beyond them are skipped: the next one is due at the next due time on the same
+        grid (in phase with a host timer; moving the origin to now would put the due
+        times anywhere between two timer events, so that each tick found its step up
+        to a period late).
         """
         if self._rtf <= 0:
             return 0
@@ -63,9 +67,8 @@ class Pacer:
         n = math.floor((now - self._origin) / self.period + 1e-9) - self._done
         if n > self.max_catch_up:
             self.overruns += 1
+            self._origin += (n - self.max_catch_up) * self.period
             n = self.max_catch_up
-            self._origin, self._done = now, 0
-            return n
         n = max(n, 0)
         self._done += n
         return n

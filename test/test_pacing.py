@@ -60,10 +60,29 @@ def test_beyond_the_catch_up_bound_time_slips_once():
     clock.t += 0.150
     assert p.due() == MAX_CATCH_UP_STEPS
     assert p.overruns == 1
-    assert p.due() == 0  # the pace restarted from now
+    assert p.due() == 0  # the steps beyond the bound skipped
     clock.t += 0.001
     assert p.due() == 1
     assert p.overruns == 1
+
+
+def test_a_slip_keeps_the_phase_of_the_due_times():
+    """A host timer in phase with the due times (here 0.2 ms after each) stays so after
+    the machine stalled: the next step is due on the same grid, not a period from the
+    stalled tick's time."""
+    p, clock = pacer()  # step 1 ms, due at 100.001, 100.002, ...
+    clock.t += 0.0002
+    assert p.due() == 0
+    clock.t += 0.2503  # stalled: the tick 0.5 ms past a due time
+    assert p.due() == MAX_CATCH_UP_STEPS and p.overruns == 1
+    assert p.next_due() == pytest.approx(100.251)  # not 100.2505 + 0.001
+    clock.t = 100.2512  # the host's timer, 0.2 ms after a due time as before
+    assert p.due() == 1
+    assert p.lateness() == pytest.approx(0.0002)
+    for k in range(2, 50):  # and at every following event
+        clock.t = 100.2502 + k * 0.001
+        assert p.due() == 1
+        assert p.lateness() == pytest.approx(0.0002)
 
 
 def test_real_time_factor_scales_the_period_and_zero_free_runs():
