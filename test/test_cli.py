@@ -147,3 +147,49 @@ def test_run_drives_the_hardware_its_config_names(plugin, tmp_path, capsys):
         assert float(rows[-1]["a.position"]) == pytest.approx(1.0, abs=0.02)
         assert present == pytest.approx(float(rows[-1]["a.position"]), abs=0.01)
         assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0  # switched off at the end
+
+
+def test_run_tries_a_bus_that_misses_its_first_ping_again_and_gives_up_on_a_dead_one(
+        tmp_path, capsys):
+    """A bus silent at the first ping starts at a later attempt (START_RETRY_S apart);
+    one silent at every attempt fails after START_ATTEMPTS with the device's error."""
+    import threading
+    import time
+
+    from servo_sim import cli
+    from servo_sim.emulators import dxl_emulator as emu
+
+    with emu.EmulatorProcess([1], realtime=True) as bus:
+        config = tmp_path / "bus.yaml"
+        config.write_text(yaml.safe_dump({
+            "basic_time_step_ms": 8,
+            "hardware": {"plugin": "dynamixel", "port": bus.port, "baud_rate": 4000000,
+                         "a": {"id": 1, "torque_constant": 1.78}},
+            "motors": [{"name": "a", "max_torque": 1.5, "max_velocity": 4.0}]}))
+        bus.silence()
+        pings = bus.counts().get("0x01", 0)
+
+        def answer_after_the_first_ping() -> None:
+            deadline = time.monotonic() + 30
+            while bus.counts().get("0x01", 0) == pings and time.monotonic() < deadline:
+                time.sleep(0.01)
+            bus.silence([])
+
+        waiter = threading.Thread(target=answer_after_the_first_ping)
+        waiter.start()
+        try:
+            assert cli.main(["run", str(config), "--duration", "0.1", "--quiet"]) == 0, \
+                capsys.readouterr().err
+        finally:
+            waiter.join()
+        assert bus.counts()["0x01"] >= pings + 2  # the missed ping, then the answered one
+
+        bus.silence()  # dead: every attempt unanswered
+        pings = bus.counts()["0x01"]
+        start = time.monotonic()
+        assert cli.main(["run", str(config), "--duration", "0.1", "--quiet"]) == 2
+        assert time.monotonic() - start >= (cli.START_ATTEMPTS - 1) * cli.START_RETRY_S
+        assert bus.counts()["0x01"] - pings == cli.START_ATTEMPTS
+        assert capsys.readouterr().err.splitlines()[-1] == (
+            "servo-sim: error: hardware 'dynamixel': motor 'a' (id 1): ping: [TxRxResult] "
+            "There is no status packet!")
