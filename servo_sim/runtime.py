@@ -60,6 +60,10 @@ class Cycle(NamedTuple):
     read: bool = True
 
 
+#: a Cycle made without the named tuple's Python-level ``__new__`` (0.24 -> 0.11 us)
+_new_cycle = tuple.__new__
+
+
 class Runtime:
     """One running system (see the module docstring)."""
 
@@ -210,8 +214,8 @@ class Runtime:
                 self._next_joint_states_ms + 1000.0 / self._joint_states_rate, now + 1e-9)
         if self._moves:
             ended, feedback = self.poll_moves()
-            return Cycle(now, refreshed, due, ended, feedback, read)
-        return Cycle(now, refreshed, due, _NONE, _NONE, read)
+            return _new_cycle(Cycle, (now, refreshed, due, ended, feedback, read))
+        return _new_cycle(Cycle, (now, refreshed, due, _NONE, _NONE, read))
 
     def _real_period(self) -> float | None:
         """Real hardware: the wall time since the last cycle (None for the first)."""

@@ -52,6 +52,7 @@ class Outputs:
         self._node, self._hw, self._bank = node, hw, hw.sim.bank
         self._publishers = publishers
         self._publish_clock = publish_clock
+        self._clock_publisher = publishers.get("/clock")
         self._clock_msg = ClockMsg()
         self._follow_clock = own_clock_setter(node) if publish_clock else None
         self._seqno = 0
@@ -71,7 +72,8 @@ class Outputs:
         """/clock first (stamped with the cycle's time), then ``goals`` (the actions'
         feedback and ends), the sensors that refreshed, joint_states when due."""
         time_ms, refreshed, joint_states, ended, feedback, _ = cycle  # (a tuple: fast)
-        self.publish_clock()
+        if self._clock_publisher is not None:
+            self.publish_clock()
         if ended or feedback:
             goals(ended, feedback)
         for sensor_name in refreshed:
@@ -168,7 +170,7 @@ class Outputs:
             self._node.get_name(), self._hw, self.stamp(self._bank.time_ms)))
 
     def publish_clock(self) -> None:
-        pub = self._publishers.get("/clock")
+        pub = self._clock_publisher
         if pub is not None:  # one message, its fields set (each step: 1,000 a second)
             sec, ms = divmod(self._bank.time_ms, 1000)
             self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = sec, ms * 1_000_000
