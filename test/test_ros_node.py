@@ -319,8 +319,13 @@ def test_live_parameters_are_validated_by_the_model(h):
             assert r.to_value - r.from_value < 1e6, (name, value, r)
     assert set_("arm.control_pid", [3.0, 0.0, 0.0]).successful
     assert h.node.sim.motor("arm").get_control_pid() == (3.0, 0.0, 0.0)
+    logs = h.listen("/rosout", Log)
     assert not set_("arm.control_pid", [0.0, 0.0, 0.0]).successful
     assert h.node.sim.motor("arm").get_max_position() == 1.5
+    # the warning shows the value as given (a list, not rclpy's array('d', ...))
+    h.wait_for(lambda: any(m.msg.startswith("parameter arm.control_pid = [0.0, 0.0, 0.0] "
+                                            "rejected: motor 'arm': ") for m in logs),
+               "the rejection on /rosout")
 
 
 def test_a_setters_parameter_follows_for_readers_at_once_and_in_the_events(h):

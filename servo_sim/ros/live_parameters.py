@@ -172,7 +172,7 @@ class LiveParameters:
                 elif p.name in self._settings:
                     self._apply_setting(p.name, p.value)
             except ValueError as exc:
-                node.get_logger().warning(f"parameter {p.name} = {p.value!r} rejected: {exc}")
+                node.get_logger().warning(f"parameter {p.name} = {value!r} rejected: {exc}")
                 return SetParametersResult(successful=False, reason=str(exc))
         return SetParametersResult(successful=True)
 
