@@ -127,7 +127,11 @@ class LiveParameters:
             config, runtime.system.component.SETTINGS)
         declare(node, specs)
         node.add_on_set_parameters_callback(self.on_set)
-        node.create_timer(ECHO_PERIOD_S, self.flush, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        # armed by the first echo, disarmed by the flush: no wake-up while nothing is owed
+        self._flush_timer = node.create_timer(ECHO_PERIOD_S, self.flush,
+                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._flush_timer.cancel()
+        self._armed = False
 
     def declare_motor(self, motor_name: str) -> None:
         """One motor's parameters (a job of the table)."""
@@ -141,9 +145,15 @@ class LiveParameters:
         request waits for rclpy's set_parameters and the event (echoes of one motor's
         parameter in that time make one event, with the last value)."""
         self._pending[name] = value
+        if not self._armed:
+            self._armed = True
+            self._flush_timer.reset()
 
     def flush(self) -> None:
         """The parameters that services changed set to what they applied, now."""
+        if self._armed:
+            self._armed = False
+            self._flush_timer.cancel()
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
