@@ -18,8 +18,6 @@ from launch import LaunchDescription
 from launch.actions import (
     DeclareLaunchArgument,
     ExecuteProcess,
-    GroupAction,
-    IncludeLaunchDescription,
     LogInfo,
     OpaqueFunction,
     RegisterEventHandler,
@@ -27,11 +25,10 @@ from launch.actions import (
     UnsetEnvironmentVariable,
 )
 from launch.event_handlers import OnProcessExit, OnProcessIO, OnShutdown
-from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 
 from servo_sim.ros import fleet
-from servo_sim.ros.launch_args import EXECUTOR, LOG_LEVEL, USE_SIM_TIME, flag
+from servo_sim.ros.launch_args import EXECUTOR, LOG_LEVEL, USE_SIM_TIME, flag, servo_sim_node
 
 SHARE = Path(get_package_share_directory("servo_sim"))
 
@@ -53,18 +50,22 @@ ARGUMENTS = (
      f"discovery:=server: how many redundant servers (1 to {fleet.MAX_SERVERS}); every "
      f"participant is a client of all, so one may stop without anything being lost."),
     ("ros2_daemon", "true",
-     "With discovery servers: once every robot runs, restart this domain's ros2 daemon as "
-     "a super client of them (ros2 node/topic/service list then see the whole fleet from "
-     "any shell), and stop it when the launch ends; false leaves the daemon alone."),
+     "With discovery servers: once every robot's per-motor table is complete, restart this "
+     "domain's ros2 daemon as a super client of them (ros2 node/topic/service list then "
+     "see the whole fleet from any shell), and stop it when the launch ends; false leaves "
+     "the daemon alone."),
     ("use_sim_time", "false", USE_SIM_TIME),
     ("real_time_factor", "1.0",
      "Simulated seconds per wall-clock second, every robot; 0 = as fast as possible."),
     ("log_level", "info", LOG_LEVEL),
     ("executor", "auto", EXECUTOR),
 )
-#: Arguments passed on to each robot's servo_sim.launch.py unchanged.
+#: Arguments passed on to each robot's node unchanged (as servo_sim.launch.py takes them).
 _PASSED_ON = ("use_sim_time", "real_time_factor", "log_level", "executor")
 _DISCOVERY_VARIABLES = ("ROS_DISCOVERY_SERVER", "ROS_SUPER_CLIENT")
+#: A robot's process (launch's name for it) and the line that says its table is whole.
+_ROBOT = "servo_sim_node"
+_TABLE_LINE = b"per-motor table complete"
 
 
 def _fleet(context) -> list:
@@ -88,34 +89,39 @@ def _fleet(context) -> list:
     actions += [SetEnvironmentVariable(k, v)
                 for k, v in plan.discovery.node_environment().items()]
     if daemon:
-        actions += _daemon(plan.discovery, len(plan.robots))
-    source = PythonLaunchDescriptionSource(str(SHARE / "launch" / "servo_sim.launch.py"))
-    for robot in plan.robots:
-        given = {"namespace": robot.namespace, "config": robot.config,
-                 **{name: arg(name) for name in _PASSED_ON}}
-        actions.append(GroupAction(scoped=True, actions=[
-            IncludeLaunchDescription(source, launch_arguments=given.items())]))
+        actions += _daemon(plan.discovery, len(plan.robots), arg("log_level"))
+    passed_on = {name: arg(name) for name in _PASSED_ON}
+    # servo_sim.launch.py's node, made here (including that file once per robot loads it
+    # each time: 0.1 s more before the tenth robot starts)
+    actions += [servo_sim_node(namespace=robot.namespace, config=robot.config, **passed_on)
+                for robot in plan.robots]
     return actions
 
 
-def _daemon(discovery: fleet.Discovery, robots: int) -> list:
+def _daemon(discovery: fleet.Discovery, robots: int, log_level: str) -> list:
     """Restart the domain's ros2 daemon as a super client of the servers (a daemon in
-    simple discovery sees none of their clients) once every robot runs (its start-up
-    line: the daemon and the servers' work for it then do not delay a robot's first
-    joint_states), and stop it when the launch ends."""
+    simple discovery sees none of their clients) once every robot's per-motor table is
+    complete or the robot ended (the daemon's copy of the fleet's endpoints, about 5 s of
+    CPU at 10 x 30, then does not compete with the robots' start and tables), and stop it
+    when the launch ends. With a log level that hides the robots' info lines, at once."""
     ros2 = shutil.which("ros2")
     stop = ExecuteProcess(cmd=[ros2, "daemon", "stop"], name="ros2_daemon_stop",
                           output="log")
     start = ExecuteProcess(cmd=[ros2, "daemon", "start"], name="ros2_daemon_start",
                            additional_env=discovery.tool_environment(), output="log")
-    running: set[int] = set()
+    done: set[int] = set()  # the robots' pids
+
+    def robot_done(pid: int) -> list:
+        if pid in done:
+            return []
+        done.add(pid)
+        return [stop] if len(done) == robots else []
 
     def robot_output(event) -> list:
-        if b" on hardware '" in event.text and event.pid not in running:
-            running.add(event.pid)
-            if len(running) == robots:
-                return [stop]
-        return []
+        return robot_done(event.pid) if _TABLE_LINE in event.text else []
+
+    def robot_exit(event, context) -> list:
+        return robot_done(event.pid) if event.action.name.startswith(_ROBOT) else []
 
     def stop_at_shutdown(context) -> None:
         # not waited for (0.4 s of ros2cli start-up would hold launch's loop, and with it
@@ -123,11 +129,14 @@ def _daemon(discovery: fleet.Discovery, robots: int) -> list:
         subprocess.Popen([ros2, "daemon", "stop"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)
 
+    handlers = [RegisterEventHandler(OnProcessExit(target_action=stop, on_exit=[start])),
+                RegisterEventHandler(OnShutdown(on_shutdown=[OpaqueFunction(
+                    function=stop_at_shutdown)]))]
+    if log_level.lower() not in ("debug", "info"):
+        return [stop, *handlers]
     return [RegisterEventHandler(OnProcessIO(on_stdout=robot_output,
                                              on_stderr=robot_output)),
-            RegisterEventHandler(OnProcessExit(target_action=stop, on_exit=[start])),
-            RegisterEventHandler(OnShutdown(on_shutdown=[OpaqueFunction(
-                function=stop_at_shutdown)]))]
+            RegisterEventHandler(OnProcessExit(on_exit=robot_exit)), *handlers]
 
 
 def generate_launch_description() -> LaunchDescription:

@@ -6,9 +6,8 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
 
-from servo_sim.ros.launch_args import EXECUTOR, LOG_LEVEL, USE_SIM_TIME, flag, number
+from servo_sim.ros.launch_args import EXECUTOR, LOG_LEVEL, USE_SIM_TIME, servo_sim_node
 
 ARGUMENTS = (
     ("config", str(Path(get_package_share_directory("servo_sim"), "config", "servo_sim.yaml")),
@@ -22,28 +21,10 @@ ARGUMENTS = (
 )
 
 
-def _node(context) -> list[Node]:
+def _node(context) -> list:
     """The node, once the arguments are known (each checked: one line if bad)."""
-    def arg(name: str) -> str:
-        return LaunchConfiguration(name).perform(context)
-
-    return [Node(
-        package="servo_sim",
-        executable="servo_sim_node",
-        name="servo_sim",
-        namespace=arg("namespace"),
-        output="screen",
-        emulate_tty=True,
-        parameters=[
-            arg("config"),
-            {
-                "use_sim_time": flag(arg("use_sim_time"), "use_sim_time"),
-                "real_time_factor": number(arg("real_time_factor"), "real_time_factor"),
-                "executor": arg("executor"),
-            },
-        ],
-        arguments=["--ros-args", "--log-level", arg("log_level")],
-    )]
+    return [servo_sim_node(**{name: LaunchConfiguration(name).perform(context)
+                              for name, _, _ in ARGUMENTS})]
 
 
 def generate_launch_description() -> LaunchDescription:

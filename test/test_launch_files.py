@@ -309,6 +309,11 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
     assert f"export ROS_DISCOVERY_SERVER='127.0.0.1:{port}' ROS_SUPER_CLIENT='TRUE'" in output
     assert "[discovery_server_0-1]: process started" in output
     assert "[ros2_daemon_start-" in output
+    # restarted once every robot's table was whole: its copy of the fleet's endpoints does
+    # not compete with the robots' start and tables
+    tables = [m.start() for m in re.finditer(r"per-motor table complete", output)]
+    assert len(tables) == 3, output
+    assert output.index("[ros2_daemon_stop-") > max(tables), output
     # and stopped it when it ended (a ros2 daemon stop it does not wait for)
     deadline = time.monotonic() + 60
     while "The daemon is not running" not in (status := subprocess.run(
@@ -316,6 +321,28 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
             timeout=60).stdout):
         assert time.monotonic() < deadline, status
         time.sleep(0.5)
+
+
+def test_a_fleet_launch_at_log_level_warn_restarts_the_daemon_all_the_same(tmp_path):
+    """With the robots' info lines hidden (no table line to wait for), the daemon is
+    restarted as the servers' super client at once: a shell without the discovery
+    environment still lists the fleet."""
+    from servo_sim.ros import fleet
+
+    port = fleet.free_port()
+    launch, log = _fleet_launch(tmp_path, "robots:=2", "discovery:=server",
+                                f"discovery_port:={port}", "log_level:=warn")
+    try:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("ROS_DISCOVERY_SERVER", "ROS_SUPER_CLIENT")}
+        deadline = time.monotonic() + 60
+        while (nodes := [n for n in _ros2(["node", "list"], env) if "servo_sim" in n]) != [
+                "/r0/servo_sim", "/r1/servo_sim"]:
+            assert time.monotonic() < deadline, (nodes, log.read_text())
+            time.sleep(0.5)
+    finally:
+        output = _ctrl_c(launch, log, robots=2)
+    assert "per-motor table complete" not in output
 
 
 def _ros2(arguments: list[str], env: dict[str, str]) -> list[str]:

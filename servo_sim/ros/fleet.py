@@ -79,7 +79,7 @@ class Discovery:
         where = "started by this launch" if self.started_here else "given by address"
         exports = " ".join(f"{k}='{v}'" for k, v in self.tool_environment().items())
         daemon = ("the ros2 daemon of this domain is restarted as their super client once "
-                  "every robot runs" if daemon_restarted else
+                  "every robot's per-motor table is complete" if daemon_restarted else
                   "then 'ros2 daemon stop' once (a running daemon keeps the discovery it "
                   "started with)")
         return (f"discovery: Fast DDS discovery server(s) {';'.join(self.servers)} ({where});"

@@ -4,6 +4,8 @@ false``, which ``ros2 launch`` prints as its error."""
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def flag(value: str, name: str) -> bool:
     """``true`` or ``false`` (any case)."""
@@ -27,3 +29,29 @@ USE_SIM_TIME = ("One time base for every node started here: true, the servo_sim 
 #: Descriptions of the arguments both launch files pass to the servo_sim node.
 LOG_LEVEL = "Log level: debug, info, warn, error or fatal."
 EXECUTOR = "rclpy executor: auto (events where rclpy has it), events or single_threaded."
+
+
+def servo_sim_node(namespace: str, config: str, use_sim_time: str, real_time_factor: str,
+                   executor: str, log_level: str) -> Any:
+    """The launch action of one servo_sim node (launch_ros ``Node``), its arguments as
+    given on the command line, each checked (one line if bad): what servo_sim.launch.py
+    starts, and fleet.launch.py once per robot."""
+    from launch_ros.actions import Node
+
+    return Node(
+        package="servo_sim",
+        executable="servo_sim_node",
+        name="servo_sim",
+        namespace=namespace,
+        output="screen",
+        emulate_tty=True,
+        parameters=[
+            config,
+            {
+                "use_sim_time": flag(use_sim_time, "use_sim_time"),
+                "real_time_factor": number(real_time_factor, "real_time_factor"),
+                "executor": executor,
+            },
+        ],
+        arguments=["--ros-args", "--log-level", log_level],
+    )
