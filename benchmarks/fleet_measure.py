@@ -6,11 +6,13 @@ For each fleet (K robots x M motors, each motor with the default interfaces, def
 step) and each discovery (``simple``, ``server`` = one discovery server the launch starts):
 
 * every robot's first ``/rK/joint_states`` received here (a subscriber made before the
-  launch starts, a plain client of the server);
+  launch starts, a plain client of the server; destroyed once every robot's came, so
+  that what follows measures the fleet, not this process taking in its messages);
 * every robot's per-motor table (its "per-motor table complete" log line, as the launch
   prints it) and the CPU floor: the sum of the robots' CPU time up to their own table
   line, over the cores; the last table / floor;
-* the fleet's CPU (robots, servers and the launch process, over 1 s windows) right after
+* the fleet's CPU (robots, servers, the launch process and the ros2 daemon it restarted,
+  over 1 s windows) right after
   the last table, settled (the mean of the last 5 windows of ``--settle`` seconds), and
   when it came back within 1.5x the settled figure;
 * a newcomer: a fresh process calling ``/r{K-1}/m{M-1}/get_velocity`` (start -> answer),
@@ -86,6 +88,22 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
+def daemon_pids() -> list[int]:
+    """The ros2 daemons of this process's domain (a daemon is a process of its own, not
+    one the launch reports)."""
+    domain = os.environ.get("ROS_DOMAIN_ID", "0")
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"ros2-daemon" in argv and domain.encode() in argv:
+                pids.append(int(entry.name))
+    return pids
+
+
 class LaunchOutput:
     """The launch's output read line by line, with the moments that matter."""
 
@@ -122,12 +140,23 @@ class LaunchOutput:
                 elif m := self.DIED.search(line):
                     self.ended[self.robot.get(m[1], m[1])] = (now, int(m[2]))
 
-    def fleet_cpu_s(self) -> float:
-        """CPU time of everything the launch started and of the launch itself; a process
-        that ended (the ros2 daemon's start and stop) counts with what it last used."""
-        for pid in [*self.pids.values(), self.proc.pid]:
+    def fleet_cpu_s(self) -> dict[str, float]:
+        """CPU time of everything the launch started (with the ros2 daemon that its
+        ``ros2 daemon start`` left running) and of the launch itself, by part (robots,
+        servers, ros2 daemon, launch); a process that ended (the ros2 daemon's start and
+        stop) counts with what it last used."""
+        labels = {pid: label for label, pid in self.pids.items()}
+        parts: dict[str, float] = {"robots": 0.0, "servers": 0.0, "ros2 daemon": 0.0,
+                                   "launch": 0.0}
+        for pid in [*self.pids.values(), self.proc.pid, *daemon_pids()]:
             self.cpu_used[pid] = max(self.cpu_used.get(pid, 0.0), cpu_s(pid))
-        return sum(self.cpu_used.values())
+        for pid in self.cpu_used:  # (a daemon stopped meanwhile counts with its last)
+            label = labels.get(pid, "")
+            part = ("robots" if label.startswith("servo_sim_node") else
+                    "servers" if label.startswith("discovery_server") else
+                    "launch" if pid == self.proc.pid else "ros2 daemon")
+            parts[part] += self.cpu_used[pid]
+        return parts
 
 
 def _config(path: Path, motors: int) -> Path:
@@ -182,8 +211,11 @@ def run_one(robots: int, motors: int, discovery: str, settle: float, work: Path,
         _until(lambda: len(first) == robots, 120, spin)
         row["first_joint_states_s"] = max(first.values()) - t0 if len(first) == robots \
             else None
-        # from here on this process no longer spins: the robots' joint_states are not
-        # taken in (no Python work here on the fleet's CPU)
+        # from here on this process no longer takes in the robots' joint_states: its
+        # subscriptions go (30 robots at 50 Hz are 1,500 messages a second, which its DDS
+        # threads would receive on the fleet's cores even with nobody spinning here)
+        for subscription in list(node.subscriptions):
+            node.destroy_subscription(subscription)
         if not _until(lambda: len(out.table) == robots, 900):
             raise RuntimeError(f"tables: {len(out.table)} of {robots}")
         ends = [t for t, _ in out.table.values()]
@@ -195,16 +227,21 @@ def run_one(robots: int, motors: int, discovery: str, settle: float, work: Path,
         windows: list[float] = []
         last_table = max(time.monotonic(), max(ends))  # (the windows cannot start earlier)
         row["cpu_windows_from_s"] = last_table - max(ends)
-        previous = out.fleet_cpu_s()
+        previous = first_window = out.fleet_cpu_s()
         while len(windows) < settle:
             window_end = last_table + len(windows) + 1
             _until(lambda: time.monotonic() >= window_end, 5)  # noqa: B023
             now = out.fleet_cpu_s()
-            windows.append((now - previous) * 100)  # % of one core over the 1 s window
+            # % of one core over the 1 s window
+            windows.append(sum(now.values()) * 100 - sum(previous.values()) * 100)
+            row.setdefault("cpu_windows_by_part_pct", []).append(
+                {part: round((now[part] - previous[part]) * 100) for part in now})
             previous = now
+        row["cpu_by_part_s"] = {part: now[part] - first_window[part] for part in now}
         settled = sum(windows[-5:]) / 5
         back = next((k for k in range(len(windows))
                      if all(w <= 1.5 * max(settled, 1.0) for w in windows[k:])), None)
+        row["cpu_windows_pct"] = windows
         row["cpu_right_after_pct"] = windows[0]
         row["cpu_settled_pct"] = settled
         row["cpu_back_within_1_5x_s"] = back
@@ -318,13 +355,15 @@ def _row(r: dict) -> str:
         return "-" if x is None else f"{x:.2f} s"
 
     lists = r["service_list"]
+    parts = r["cpu_by_part_s"]
     listed = (f"{s(lists['whole_listed_after_s'])} ({len(lists['calls'])} calls, first "
               f"{lists['calls'][0][1]}/{lists['total']}); warm {lists['warm_s']:.2f} s")
     exits = [x for x in r["sigint_exits_s"] if x is not None]
     return (f"| {r['fleet']} | {r['discovery']} | {s(r['first_joint_states_s'])} | "
             f"{r['tables_s'][0]:.1f}-{r['tables_s'][1]:.1f} s | {r['cpu_floor_s']:.1f} s | "
             f"{r['tables_over_floor']:.2f} | {r['cpu_right_after_pct']:.0f} % -> "
-            f"{r['cpu_settled_pct']:.0f} % | "
+            f"{r['cpu_settled_pct']:.0f} % (servers {parts['servers']:.1f} s, daemon "
+            f"{parts['ros2 daemon']:.1f} s of CPU in {len(r['cpu_windows_pct'])} s) | "
             f"{'-' if r['cpu_back_within_1_5x_s'] is None else r['cpu_back_within_1_5x_s']} s"
             f" | {', '.join(s(x) for x in r['newcomer_call_s'])} | {listed} | "
             f"{len(exits)}/{len(r['sigint_exits_s'])} in {max(exits, default=0):.2f} s, "
