@@ -11,6 +11,7 @@ elsewhere. The launch logs the environment that ros2 tools need to see the fleet
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from ament_index_python.packages import get_package_share_directory
@@ -105,20 +106,25 @@ def _daemon(discovery: fleet.Discovery, robots: int, log_level: str) -> list:
     CPU at 10 x 30, then does not compete with the robots' start and tables), and stop it
     when the launch ends. With a log level that hides the robots' info lines, at once."""
     ros2 = shutil.which("ros2")
-    stop = ExecuteProcess(cmd=[ros2, "daemon", "stop"], name="ros2_daemon_stop",
-                          output="log")
-    start = ExecuteProcess(cmd=[ros2, "daemon", "start"], name="ros2_daemon_start",
-                           additional_env=discovery.tool_environment(), output="log")
+    # stop and start in one process, again while another daemon is found (servo_sim.ros.
+    # daemon says why)
+    restart = ExecuteProcess(cmd=[sys.executable, "-m", "servo_sim.ros.daemon"],
+                             name="ros2_daemon_restart",
+                             additional_env=discovery.tool_environment(), output="log")
     done: set[int] = set()  # the robots' pids
 
     def robot_done(pid: int) -> list:
         if pid in done:
             return []
         done.add(pid)
-        return [stop] if len(done) == robots else []
+        return [restart] if len(done) == robots else []
+
+    tails: dict[int, bytes] = {}  # what may be the start of a line split across reads
 
     def robot_output(event) -> list:
-        return robot_done(event.pid) if _TABLE_LINE in event.text else []
+        text = tails.get(event.pid, b"") + event.text
+        tails[event.pid] = text[-len(_TABLE_LINE):]
+        return robot_done(event.pid) if _TABLE_LINE in text else []
 
     def robot_exit(event, context) -> list:
         return robot_done(event.pid) if event.action.name.startswith(_ROBOT) else []
@@ -129,11 +135,10 @@ def _daemon(discovery: fleet.Discovery, robots: int, log_level: str) -> list:
         subprocess.Popen([ros2, "daemon", "stop"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)
 
-    handlers = [RegisterEventHandler(OnProcessExit(target_action=stop, on_exit=[start])),
-                RegisterEventHandler(OnShutdown(on_shutdown=[OpaqueFunction(
-                    function=stop_at_shutdown)]))]
+    handlers = [RegisterEventHandler(OnShutdown(on_shutdown=[OpaqueFunction(
+        function=stop_at_shutdown)]))]
     if log_level.lower() not in ("debug", "info"):
-        return [stop, *handlers]
+        return [restart, *handlers]
     return [RegisterEventHandler(OnProcessIO(on_stdout=robot_output,
                                              on_stderr=robot_output)),
             RegisterEventHandler(OnProcessExit(on_exit=robot_exit)), *handlers]
