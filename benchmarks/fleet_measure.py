@@ -50,8 +50,9 @@ import sys, time, rclpy
 from servo_sim.srv import GetFloat
 rclpy.init(); node = rclpy.create_node("newcomer")
 client = node.create_client(GetFloat, sys.argv[1])
-while True:  # a robust client: a request the robot could not yet answer is sent again
-    if client.wait_for_service(timeout_sec=60.0):
+deadline = time.monotonic() + 60.0
+while time.monotonic() < deadline:  # a request the robot did not answer is sent again
+    if client.wait_for_service(timeout_sec=deadline - time.monotonic()):
         future = client.call_async(GetFloat.Request(ask=True))
         rclpy.spin_until_future_complete(node, future, timeout_sec=2.0)
         if future.result() is not None:
@@ -273,11 +274,12 @@ def _newcomer(service: str) -> float | None:
     start = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-c", NEWCOMER, service], stdout=subprocess.PIPE,
                             text=True)
-    for line in proc.stdout:
+    for line in proc.stdout:  # (it gives up after 60 s: no answer)
         if line.startswith("answered"):
             took = time.monotonic() - start
             proc.wait(timeout=30)
             return took
+    proc.wait(timeout=30)
     return None
 
 
