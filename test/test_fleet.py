@@ -43,7 +43,7 @@ def test_a_started_server_pair_takes_consecutive_ports_in_server_id_order():
     assert "then 'ros2 daemon stop' once" in d.tool_hint()
     assert d.tool_hint(daemon_restarted=True).endswith(
         "; the ros2 daemon of this domain is restarted as their super client once every "
-        "robot runs")
+        "robot's per-motor table is complete")
     (first, env), (second, _) = d.server_commands()
     assert Path(first[0]).name == fleet.SERVER_EXECUTABLE
     index = fleet.server_command_index(Path(first[0]), env)
