@@ -157,6 +157,25 @@ def pytest_terminal_summary(terminalreporter):
 
 # ----------------------------------------------------------------- the node as a process
 
+def start_on_a_bus(hw, timeout_s: float = 10.0) -> None:
+    """configure + activate the HardwareSystem ``hw`` of an emulated bus, again while it
+    fails, for at most ``timeout_s``: an emulator starved by a busy machine may miss the
+    first ping, which the node's recovery and ``servo-sim run`` try again as well."""
+    from servo_sim.hardware import LifecycleState
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if hw.state is LifecycleState.UNCONFIGURED:
+            hw.start()
+        elif hw.state is LifecycleState.INACTIVE:
+            hw.activate()
+        if hw.state is LifecycleState.ACTIVE:
+            return
+        assert hw.state is not LifecycleState.FINALIZED, hw.component.reason
+        assert time.monotonic() < deadline, hw.component.reason
+        time.sleep(0.1)
+
+
 def recover(hw, cycles: int) -> None:
     """Cycle the HardwareSystem ``hw`` until it is active again, at most ``cycles`` times
     (a real plugin's recovery: configure + activate once per RECOVERY_PERIOD_MS)."""

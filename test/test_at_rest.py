@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import cycle_until, cycle_until_settled
+from conftest import cycle_until, cycle_until_settled, start_on_a_bus
 
 from servo_sim.emulators import dxl_emulator, sts_emulator
 from servo_sim.hardware import HardwareSystem
@@ -174,7 +174,7 @@ def _rest_on_emulator(bus, plugin: str = "feetech") -> tuple[int, set[tuple[int,
         "basic_time_step_ms": 8, "hardware": hardware,
         "motors": [{"name": "j", "min_position": -3.0, "max_position": 3.0}]}))
     try:
-        assert system.start(), system.component.reason
+        start_on_a_bus(system)
         system.command("j", Motor.set_position, GOAL)
         position = cycle_until_settled(
             system, bus, lambda: bus.get(1, *position_register), hold_s=0.3)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
 import yaml
+from conftest import start_on_a_bus
 
 from servo_sim import cli
 from servo_sim.hardware import HardwareSystem
@@ -81,10 +81,8 @@ def outcome(call: Callable[..., object], *args: object) -> str | None:
 @contextmanager
 def started(cfg: dict) -> Iterator[HardwareSystem]:
     system = HardwareSystem(parse_config(cfg))
-    try:  # a packet missed at start is retried, as the node's recovery does
-        deadline = time.monotonic() + 10.0
-        while not system.start():
-            assert time.monotonic() < deadline, system.component.reason
+    try:
+        start_on_a_bus(system)
         yield system
     finally:
         system.shutdown()

@@ -13,7 +13,7 @@ import re
 
 import dynamixel_sdk as dxl
 import pytest
-from conftest import cycle_until, interrupt_inside_a_transaction, recover
+from conftest import cycle_until, interrupt_inside_a_transaction, recover, start_on_a_bus
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -51,7 +51,7 @@ def config(port, motors=("a", "b", "c"), **extra):
 @pytest.fixture
 def hw(bus):
     system = HardwareSystem(config(bus.port))
-    assert system.start(), system.component.reason
+    start_on_a_bus(system)
     yield system
     system.shutdown()
 
@@ -212,7 +212,7 @@ def test_activation_holds_the_present_position(bus):
     bus.freeze()
     bus.set(2, emu.PRESENT_POSITION, 4, 2048 + 512)  # 45 degrees off the config's 0
     system = HardwareSystem(config(bus.port))
-    assert system.start()
+    start_on_a_bus(system)
     b = system.sim.motor("b")
     assert b.get_target_position() == pytest.approx(math.pi / 4)
     assert bus.get(2, emu.GOAL_POSITION, 4) == 2048 + 512
@@ -327,7 +327,7 @@ def test_the_servo_follows_a_position_command(bus, hw):
 def test_a_servo_without_current_sensing_refuses_effort(bus):
     bus.set(3, emu.MODEL_NUMBER, 2, 1060)  # XL430-W250
     system = HardwareSystem(config(bus.port))
-    assert system.start()
+    start_on_a_bus(system)
     assert not system.component.capabilities(2) & Capabilities.EFFORT_COMMAND
     with pytest.raises(CommandRefusedError, match="motor 'c': set_torque not supported by hardware "
                        r"'dynamixel' \(needs effort_command\)"):
@@ -427,7 +427,7 @@ def test_the_shipped_dynamixel_config_drives_the_bus(bus):
 
     shipped = load_config(Path(__file__).resolve().parents[1] / "config" / "dynamixel.yaml")
     system = HardwareSystem(replace(shipped, hardware={**shipped.hardware, "port": bus.port}))
-    assert system.start(), system.component.reason
+    start_on_a_bus(system)
     assert bus.get(1, emu.POSITION_P_GAIN, 2) == 800  # the factory gain, as the file says
     assert bus.get(2, emu.CURRENT_LIMIT, 2) == 627
     system.shutdown()

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 import scservo_sdk as scs
-from conftest import cycle_until, interrupt_inside_a_transaction, recover
+from conftest import cycle_until, interrupt_inside_a_transaction, recover, start_on_a_bus
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -57,7 +57,7 @@ def config(port, motors=("a", "b", "c"), limits=(-2.5, 2.5), **extra):
 @pytest.fixture
 def hw(bus):
     system = HardwareSystem(config(bus.port))
-    assert system.start(), system.component.reason
+    start_on_a_bus(system)
     yield system
     system.shutdown()
 
@@ -396,7 +396,7 @@ def test_the_servos_angle_limits_are_checked_against_the_config(bus, limits, mes
 def test_multi_turn_servos_take_any_limits(bus):
     bus.set(1, emu.MAX_POSITION_LIMIT, 2, 0)  # 0 .. 0: multi-turn
     system = HardwareSystem(config(bus.port, motors=("a",), limits=(0.0, 0.0)))
-    assert system.start(), system.component.reason
+    start_on_a_bus(system)
     system.shutdown()
 
 
