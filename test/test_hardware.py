@@ -179,6 +179,49 @@ def test_failure_keeps_the_state_is_retried_and_logged_once(caplog):
         "every 1 s"]
 
 
+def test_start_goes_on_from_the_state_a_failed_try_left():
+    """A failed activation leaves the plugin inactive: the next try activates it only."""
+    hw = HardwareSystem(two_motors(), recorder(on_activate=[CallbackReturn.FAILURE]))
+    assert not hw.start()
+    assert hw.state is LifecycleState.INACTIVE
+    assert hw.start() and hw.state is LifecycleState.ACTIVE
+    assert hw.component.calls == ["on_configure", "on_activate", "on_activate"]
+    assert hw.start()  # active: nothing to do
+    assert hw.component.calls == ["on_configure", "on_activate", "on_activate"]
+
+
+@pytest.mark.parametrize("script, attempts, calls", [
+    ({"on_configure": [CallbackReturn.FAILURE] * 2}, 3,
+     ["on_configure", "on_configure", "on_configure", "on_activate"]),
+    ({"on_activate": [CallbackReturn.FAILURE] * 2}, 3,
+     ["on_configure", "on_activate", "on_activate", "on_activate"]),
+    ({"on_configure": [CallbackReturn.FAILURE], "on_activate": [CallbackReturn.ERROR]}, 3,
+     ["on_configure", "on_configure", "on_activate", "on_error", "on_configure",
+      "on_activate"]),
+])
+def test_start_tries_again_while_it_fails(script, attempts, calls):
+    hw = HardwareSystem(two_motors(), recorder(**script))
+    assert hw.start(attempts=attempts, retry_s=0.0), hw.component.reason
+    assert hw.state is LifecycleState.ACTIVE and hw.component.calls == calls
+
+
+def test_start_gives_up_when_the_tries_run_out_or_the_plugin_is_finalized():
+    hw = HardwareSystem(two_motors(), recorder(on_configure=[CallbackReturn.FAILURE] * 3))
+    assert not hw.start(attempts=3, retry_s=0.0)
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert hw.component.calls == ["on_configure"] * 3
+    assert hw.component.reason == "on_configure scripted failure"
+
+    hw = HardwareSystem(two_motors(), recorder(on_configure=[CallbackReturn.ERROR],
+                                               on_error=[CallbackReturn.FAILURE]))
+    assert not hw.start(attempts=3, retry_s=0.0)
+    assert hw.state is LifecycleState.FINALIZED
+    assert hw.component.calls == ["on_configure", "on_error"]  # no further try
+    assert hw.component.reason == "on_error scripted failure"
+    with pytest.raises(ValueError, match="attempts = 0: must be >= 1"):
+        hw.start(attempts=0)
+
+
 def test_commands_refused_unless_active_and_state_unchanged():
     hw = HardwareSystem(two_motors(), recorder())
     with pytest.raises(CommandRefusedError, match="motor 'a': set_position refused: hardware "

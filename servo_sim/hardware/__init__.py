@@ -20,13 +20,15 @@ from .base import (
     command_modes,
 )
 from .registry import ENTRY_POINT_GROUP, PluginError, discover, load_plugin
-from .system import CommandRefusedError, HardwareSystem
+from .system import START_ATTEMPTS, START_RETRY_S, CommandRefusedError, HardwareSystem
 
 __all__ = [
     "API_VERSION",
     "ENTRY_POINT_GROUP",
     "KNOWN_COMMAND_INTERFACES",
     "KNOWN_STATE_INTERFACES",
+    "START_ATTEMPTS",
+    "START_RETRY_S",
     "CallbackReturn",
     "Capabilities",
     "CommandRefusedError",

@@ -25,6 +25,7 @@ import functools
 import logging
 import math
 import operator
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +57,10 @@ log = logging.getLogger("servo_sim")
 
 #: How often (simulated/cycle time) a failed plugin is tried again.
 RECOVERY_PERIOD_MS = 1000
+#: :meth:`HardwareSystem.start` of a real device that must start now (``servo-sim run``,
+#: a Webots controller): how many tries, and the wall-clock pause between them, s (a bus
+#: may miss a reply as it opens; a dead one fails in 1 s).
+START_ATTEMPTS, START_RETRY_S = 3, 0.5
 
 #: The capabilities a device needs for each Motor command (any one of them is enough),
 #: from the command table; commands without (enable, e-stop, sensors) are always taken.
@@ -66,6 +71,8 @@ COMMAND_CAPABILITIES: dict[str, Capabilities] = {
 __all__ = [
     "COMMAND_CAPABILITIES",
     "RECOVERY_PERIOD_MS",
+    "START_ATTEMPTS",
+    "START_RETRY_S",
     "CommandRefusedError",
     "HardwareSystem",
 ]
@@ -135,10 +142,29 @@ class HardwareSystem:
     def active(self) -> bool:
         return self.state is LifecycleState.ACTIVE
 
-    def start(self) -> bool:
-        """configure + activate; False (logged, retried by :meth:`cycle`) if the device
-        does not answer."""
-        return self.configure() and self.activate()
+    def start(self, *, attempts: int = 1, retry_s: float = START_RETRY_S) -> bool:
+        """Active from the state the plugin is in: ``on_configure()`` if unconfigured,
+        then ``on_activate()`` if inactive (nothing if active); while that fails, again
+        ``retry_s`` s (wall clock) later, ``attempts`` tries in all.
+
+        True once active; False when the tries run out or the plugin is finalized
+        (``on_error()`` gave up: no further try), ``component.reason`` saying why. Each
+        failure is logged as :meth:`configure` and :meth:`activate` log it.
+        """
+        if attempts < 1:
+            raise ValueError(f"attempts = {attempts!r}: must be >= 1")
+        for attempt in range(attempts):
+            if attempt:
+                time.sleep(retry_s)
+            if self.state is LifecycleState.UNCONFIGURED:
+                self.configure()
+            if self.state is LifecycleState.INACTIVE:
+                self.activate()
+            if self.state is LifecycleState.ACTIVE:
+                return True
+            if self.state is LifecycleState.FINALIZED:
+                return False
+        return False
 
     def configure(self) -> bool:
         return self._transition("on_configure", LifecycleState.UNCONFIGURED,
