@@ -20,7 +20,6 @@ import argparse
 import csv
 import math
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,7 +28,7 @@ import numpy as np
 from .analysis import step_metrics
 from .command import CliError
 from .command import run as run_command
-from .hardware import HardwareSystem
+from .hardware import START_ATTEMPTS, HardwareSystem
 from .identification.cli import add_commands as add_identification_commands
 from .model import Simulation
 from .model.commands import MOTOR_COMMANDS, MotorCommand
@@ -84,10 +83,6 @@ def _load(args: argparse.Namespace) -> Simulation:
     return Simulation(load(args).config)
 
 
-#: servo-sim run: how often it tries to start the hardware, and how far apart (s)
-START_ATTEMPTS, START_RETRY_S = 3, 0.5
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a config on the hardware it names (the model by default), applying timed
     commands, printing a live table and optional CSV."""
@@ -101,13 +96,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if factor is None:
             factor = 0.0 if system.simulated else 1.0
         runtime = Runtime(system, real_time_factor=factor)
-        for attempt in range(START_ATTEMPTS):  # a bus may miss a packet as it opens: tried
-            if system.start():  # again as the node retries, but a dead bus fails in 1 s
-                break
-            if attempt + 1 == START_ATTEMPTS:
-                raise CliError(f"hardware {system.plugin_name!r}: "
-                               f"{system.component.reason or 'it did not start'}")
-            time.sleep(START_RETRY_S)
+        # a bus may miss a packet as it opens: tried again, but a dead bus fails in 1 s
+        if not system.start(attempts=START_ATTEMPTS):
+            raise CliError(f"hardware {system.plugin_name!r}: "
+                           f"{system.component.reason or 'it did not start'}")
         _run(args, runtime, commands)
     finally:
         system.shutdown()

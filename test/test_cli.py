@@ -158,6 +158,7 @@ def test_run_tries_a_bus_that_misses_its_first_ping_again_and_gives_up_on_a_dead
 
     from servo_sim import cli
     from servo_sim.emulators import dxl_emulator as emu
+    from servo_sim.hardware import START_ATTEMPTS, START_RETRY_S
 
     with emu.EmulatorProcess([1], realtime=True) as bus:
         config = tmp_path / "bus.yaml"
@@ -188,8 +189,52 @@ def test_run_tries_a_bus_that_misses_its_first_ping_again_and_gives_up_on_a_dead
         pings = bus.counts()["0x01"]
         start = time.monotonic()
         assert cli.main(["run", str(config), "--duration", "0.1", "--quiet"]) == 2
-        assert time.monotonic() - start >= (cli.START_ATTEMPTS - 1) * cli.START_RETRY_S
-        assert bus.counts()["0x01"] - pings == cli.START_ATTEMPTS
+        assert time.monotonic() - start >= (START_ATTEMPTS - 1) * START_RETRY_S
+        assert bus.counts()["0x01"] - pings == START_ATTEMPTS
         assert capsys.readouterr().err.splitlines()[-1] == (
             "servo-sim: error: hardware 'dynamixel': motor 'a' (id 1): ping: [TxRxResult] "
             "There is no status packet!")
+
+
+def test_run_activates_again_a_device_whose_first_activation_failed(
+        tmp_path, monkeypatch, capsys, caplog):
+    """A device whose first on_activate() fails (FAILURE: it stays inactive) is activated
+    again at the next attempt, not configured again (an inactive device refuses that),
+    and runs: read and written while active."""
+    import textwrap
+
+    from servo_sim import cli
+
+    (tmp_path / "late_torque.py").write_text(textwrap.dedent("""
+        from servo_sim.hardware import CallbackReturn, HardwareComponent
+
+        class LateTorque(HardwareComponent):
+            calls = []  # every callback, in order
+
+            def _call(self, name):
+                LateTorque.calls.append(name)
+                return CallbackReturn.SUCCESS
+
+            def on_configure(self): return self._call("on_configure")
+            def on_activate(self):
+                self._call("on_activate")
+                if LateTorque.calls.count("on_activate") == 1:
+                    return self.fail("torque on: no answer")
+                return CallbackReturn.SUCCESS
+            def read(self, time, period): return self._call("read")
+            def write(self, time, period): return self._call("write")
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = tmp_path / "late.yaml"
+    config.write_text(yaml.safe_dump({
+        "basic_time_step_ms": 8, "hardware": {"plugin": "late_torque:LateTorque"},
+        "motors": [{"name": "a"}]}))
+    try:
+        status = cli.main(["run", str(config), "--duration", "0.016", "--quiet"])
+        calls = sys.modules["late_torque"].LateTorque.calls
+    finally:
+        sys.modules.pop("late_torque", None)
+    assert status == 0, capsys.readouterr().err
+    assert calls[:4] == ["on_configure", "on_activate", "on_activate", "read"]
+    assert calls.count("on_configure") == 1
+    assert "on_activate failed: torque on: no answer" in caplog.text
