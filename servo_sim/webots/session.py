@@ -22,7 +22,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..hardware import HardwareSystem, LifecycleState
+from ..hardware import START_ATTEMPTS, HardwareSystem
 from ..model import Motor
 from ..model.config import MotorConfig, SimulationConfig
 from ..model.sensors import SampledSensors
@@ -31,8 +31,6 @@ from ..runtime import Runtime
 
 log = logging.getLogger("servo_sim")
 
-#: Tries to start a real device, and the pause between them.
-START_ATTEMPTS, START_RETRY_S = 3, 0.5
 #: Device kinds, as Webots nodes.
 MOTOR, POSITION_SENSOR, BRAKE = "motor", "position sensor", "brake"
 
@@ -129,7 +127,12 @@ class Session:
                 raise SessionError(f"--csv {csv_path}: cannot write: "
                                    f"{exc.strerror or exc}") from None
             self._csv = csv.writer(self._csv_handle)
-        if not self._start():
+        # a real device gets START_ATTEMPTS tries (a bus may miss a reply), not logged:
+        # a failure is reported by the SessionError
+        with _silenced(log):
+            started = self.system.start(attempts=1 if self.system.simulated
+                                        else START_ATTEMPTS)
+        if not started:
             reason = self.system.component.reason or "it did not start"
             self.close()
             raise SessionError(f"{config.source}: hardware {self.system.plugin_name!r}: "
@@ -140,24 +143,6 @@ class Session:
         if self._csv is not None:
             self._csv.writerow(csv_columns(self.sim))
             self._csv.writerow(csv_row(self.sim))
-
-    def _start(self) -> bool:
-        """configure + activate; a real device gets START_ATTEMPTS tries (a bus may miss
-        a reply), logged once: a failure is reported by the caller's SessionError."""
-        system = self.system
-        for attempt in range(1 if system.simulated else START_ATTEMPTS):
-            if attempt:
-                time.sleep(START_RETRY_S)
-            with _silenced(log):
-                if system.state is LifecycleState.UNCONFIGURED:
-                    system.start()
-                elif system.state is LifecycleState.INACTIVE:
-                    system.activate()
-            if system.state is LifecycleState.ACTIVE:
-                return True
-            if system.state is LifecycleState.FINALIZED:
-                break
-        return False
 
     # ------------------------------------------------------------------ commands
 
