@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 import os
 import signal
 import subprocess
@@ -157,23 +158,13 @@ def pytest_terminal_summary(terminalreporter):
 
 # ----------------------------------------------------------------- the node as a process
 
-def start_on_a_bus(hw, timeout_s: float = 10.0) -> None:
-    """configure + activate the HardwareSystem ``hw`` of an emulated bus, again while it
-    fails, for at most ``timeout_s``: an emulator starved by a busy machine may miss the
-    first ping, which the node's recovery and ``servo-sim run`` try again as well."""
-    from servo_sim.hardware import LifecycleState
-
-    deadline = time.monotonic() + timeout_s
-    while True:
-        if hw.state is LifecycleState.UNCONFIGURED:
-            hw.start()
-        elif hw.state is LifecycleState.INACTIVE:
-            hw.activate()
-        if hw.state is LifecycleState.ACTIVE:
-            return
-        assert hw.state is not LifecycleState.FINALIZED, hw.component.reason
-        assert time.monotonic() < deadline, hw.component.reason
-        time.sleep(0.1)
+def start_on_a_bus(hw, timeout_s: float = 10.0, retry_s: float = 0.1) -> None:
+    """Start the HardwareSystem ``hw`` of an emulated bus (``hw.start``), again while it
+    fails, ``retry_s`` apart for ``timeout_s`` or more: an emulator starved by a busy
+    machine may miss the first ping, which ``servo-sim run`` and a controller try again
+    as well. Fails with the plugin's reason, at once if it is finalized."""
+    assert hw.start(attempts=math.ceil(timeout_s / retry_s) + 1, retry_s=retry_s), \
+        hw.component.reason
 
 
 def recover(hw, cycles: int) -> None:
