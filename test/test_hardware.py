@@ -179,6 +179,24 @@ def test_failure_keeps_the_state_is_retried_and_logged_once(caplog):
         "every 1 s"]
 
 
+def test_a_failed_activate_at_start_is_retried_by_the_cycle(caplog):
+    """As the node starts its hardware (one try, then the cycle's retries): the log line
+    says "retrying every 1 s", and the cycle does, from inactive too."""
+    hw = HardwareSystem(two_motors(), recorder(on_activate=[CallbackReturn.FAILURE] * 2))
+    with caplog.at_level(logging.WARNING, "servo_sim"):
+        assert not hw.start()
+        assert hw.state is LifecycleState.INACTIVE
+        hw.step(STEPS_PER_RETRY + 1)  # a recovery period on: activate fails, cleaned up
+        assert hw.state is LifecycleState.UNCONFIGURED
+        hw.step(STEPS_PER_RETRY + 1)  # the next: configured and activated
+        assert hw.state is LifecycleState.ACTIVE
+    assert hw.component.calls[:6] == ["on_configure", "on_activate", "on_activate",
+                                      "on_cleanup", "on_configure", "on_activate"]
+    assert [r.getMessage() for r in caplog.records] == [
+        "hardware 'sim': on_activate failed: on_activate scripted failure; retrying "
+        "every 1 s"]
+
+
 def test_start_goes_on_from_the_state_a_failed_try_left():
     """A failed activation leaves the plugin inactive: the next try activates it only."""
     hw = HardwareSystem(two_motors(), recorder(on_activate=[CallbackReturn.FAILURE]))

@@ -270,7 +270,7 @@ class HardwareSystem:
                     read = True
                 else:
                     self._handle_error("read")
-            elif self.state is LifecycleState.UNCONFIGURED \
+            elif self.state in (LifecycleState.UNCONFIGURED, LifecycleState.INACTIVE) \
                     and bank.time_ms >= self._retry_at_ms:
                 self._recover()
             bank.time_ms += bank.step_ms
@@ -288,14 +288,16 @@ class HardwareSystem:
             self.cycle()
 
     def _recover(self) -> None:
+        """A retry of the cycle, from unconfigured or from inactive (a failed activate):
+        a device that configures but does not activate is cleaned up, so that the next
+        retry opens it again."""
         self._retry_at_ms = self.sim.time_ms + RECOVERY_PERIOD_MS
         reason = self.component.reason
-        if self.configure():
-            if self.activate():
-                log.info("hardware %r: recovered (was: %s)", self.plugin_name, reason)
-                self._last_report = ""
-            elif self.state is LifecycleState.INACTIVE:
-                self.cleanup()
+        if self.start():
+            log.info("hardware %r: recovered (was: %s)", self.plugin_name, reason)
+            self._last_report = ""
+        elif self.state is LifecycleState.INACTIVE:
+            self.cleanup()
 
     # ------------------------------------------------------------------ commands
 
