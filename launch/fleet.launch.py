@@ -1,14 +1,17 @@
 """Start a fleet of servo_sim robots on one domain, each its own servo_sim node in its own
-namespace: ``ros2 launch servo_sim fleet.launch.py robots:=10 discovery:=server``.
+process and namespace: ``ros2 launch servo_sim fleet.launch.py robots:=10 discovery:=server``.
 
-Each robot is ``servo_sim.launch.py`` with ``namespace:=<ns>`` and its config (one for all,
-or one per robot): ``/<ns>/joint_states``, ``/<ns>/<motor>/...``. ``discovery`` picks how
+Each robot is the node of ``servo_sim.launch.py`` with ``namespace:=<ns>`` and its config
+(one for all, or one per robot): ``/<ns>/joint_states``, ``/<ns>/<motor>/...``. By default
+the robots' processes are forked from one host process that imported the node's code
+once (servo_sim.ros.fleet_host); ``fork:=false`` has launch start each one. ``discovery`` picks how
 the participants find each other: ``simple`` (every participant learns every other
 one's endpoints), ``server`` (Fast DDS discovery servers started here, on this machine;
 ``discovery_servers:=2`` for a redundant pair), or the addresses of servers running
 elsewhere. The launch logs the environment that ros2 tools need to see the fleet.
 """
 
+import re
 import shutil
 import subprocess
 import sys
@@ -29,7 +32,15 @@ from launch.event_handlers import OnProcessExit, OnProcessIO, OnShutdown
 from launch.substitutions import LaunchConfiguration
 
 from servo_sim.ros import fleet
-from servo_sim.ros.launch_args import EXECUTOR, LOG_LEVEL, USE_SIM_TIME, flag, servo_sim_node
+from servo_sim.ros.fleet_host import NAME as HOST
+from servo_sim.ros.launch_args import (
+    EXECUTOR,
+    LOG_LEVEL,
+    USE_SIM_TIME,
+    flag,
+    forked_robots,
+    servo_sim_node,
+)
 
 SHARE = Path(get_package_share_directory("servo_sim"))
 
@@ -55,6 +66,10 @@ ARGUMENTS = (
      "domain's ros2 daemon as a super client of them (ros2 node/topic/service list then "
      "see the whole fleet from any shell), and stop it when the launch ends; false leaves "
      "the daemon alone."),
+    ("fork", "true",
+     "true: one process (servo_sim.ros.fleet_host) imports the node's code once and forks "
+     "each robot's own process from it, a robot's start then costs a third of the CPU; "
+     "false: launch starts each robot's servo_sim_node itself."),
     ("use_sim_time", "false", USE_SIM_TIME),
     ("real_time_factor", "1.0",
      "Simulated seconds per wall-clock second, every robot; 0 = as fast as possible."),
@@ -67,6 +82,10 @@ _DISCOVERY_VARIABLES = ("ROS_DISCOVERY_SERVER", "ROS_SUPER_CLIENT")
 #: A robot's process (launch's name for it) and the line that says its table is whole.
 _ROBOT = "servo_sim_node"
 _TABLE_LINE = b"per-motor table complete"
+#: A forked robot's lines: its node's (logger "<ns with dots>.servo_sim") and the
+#: host's when it ended.
+_LOGGER = re.compile(rb"\[([\w.]+)\.servo_sim\]")
+_ENDED = re.compile(rb"\[" + HOST.encode() + rb"\]: robot /(\S+) \(pid \d+\) (?:exited|killed)")
 
 
 def _fleet(context) -> list:
@@ -89,9 +108,14 @@ def _fleet(context) -> list:
     actions += [UnsetEnvironmentVariable(v) for v in _DISCOVERY_VARIABLES]
     actions += [SetEnvironmentVariable(k, v)
                 for k, v in plan.discovery.node_environment().items()]
+    forked = flag(arg("fork"), "fork")
     if daemon:
-        actions += _daemon(plan.discovery, len(plan.robots), arg("log_level"))
+        actions += _daemon(plan.discovery, len(plan.robots), arg("log_level"), forked)
     passed_on = {name: arg(name) for name in _PASSED_ON}
+    if forked:
+        return [*actions, ExecuteProcess(
+            cmd=forked_robots([(r.namespace, r.config) for r in plan.robots], **passed_on),
+            name=HOST, output="screen", emulate_tty=True)]
     # servo_sim.launch.py's node, made here (including that file once per robot loads it
     # each time: 0.1 s more before the tenth robot starts)
     actions += [servo_sim_node(namespace=robot.namespace, config=robot.config, **passed_on)
@@ -99,7 +123,7 @@ def _fleet(context) -> list:
     return actions
 
 
-def _daemon(discovery: fleet.Discovery, robots: int, log_level: str) -> list:
+def _daemon(discovery: fleet.Discovery, robots: int, log_level: str, forked: bool) -> list:
     """Restart the domain's ros2 daemon as a super client of the servers (a daemon in
     simple discovery sees none of their clients) once every robot's per-motor table is
     complete or the robot ended (the daemon's copy of the fleet's endpoints, about 5 s of
@@ -111,20 +135,27 @@ def _daemon(discovery: fleet.Discovery, robots: int, log_level: str) -> list:
     restart = ExecuteProcess(cmd=[sys.executable, "-m", "servo_sim.ros.daemon"],
                              name="ros2_daemon_restart",
                              additional_env=discovery.tool_environment(), output="log")
-    done: set[int] = set()  # the robots' pids
+    done: set = set()  # the robots done: their pids, or (forked) their loggers' prefixes
 
-    def robot_done(pid: int) -> list:
-        if pid in done:
+    def robot_done(robot) -> list:
+        if robot in done:
             return []
-        done.add(pid)
+        done.add(robot)
         return [restart] if len(done) == robots else []
 
-    tails: dict[int, bytes] = {}  # what may be the start of a line split across reads
+    tails: dict[int, bytes] = {}  # the start of a line split across reads
 
     def robot_output(event) -> list:
-        text = tails.get(event.pid, b"") + event.text
-        tails[event.pid] = text[-len(_TABLE_LINE):]
-        return robot_done(event.pid) if _TABLE_LINE in text else []
+        *lines, tails[event.pid] = (tails.get(event.pid, b"") + event.text).split(b"\n")
+        actions = []
+        for line in lines:
+            if not forked:
+                actions += robot_done(event.pid) if _TABLE_LINE in line else []
+            elif _TABLE_LINE in line and (m := _LOGGER.search(line)):
+                actions += robot_done(m[1])
+            elif m := _ENDED.search(line):  # before its table: it will not come
+                actions += robot_done(m[1].replace(b"/", b"."))
+        return actions
 
     def robot_exit(event, context) -> list:
         return robot_done(event.pid) if event.action.name.startswith(_ROBOT) else []

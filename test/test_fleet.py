@@ -107,3 +107,23 @@ def test_free_ports_are_consecutive_and_free():
     for port in range(first, first + 3):
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.bind(("127.0.0.1", port))  # raises OSError if taken
+
+
+def test_forked_robots_get_the_launch_arguments_of_every_node():
+    """fork:=true: one host command; each robot's rcl arguments are a servo_sim node's
+    (name, namespace, its config, then the launch's parameters, which override it)."""
+    from servo_sim.ros.fleet_host import robot_arguments
+    from servo_sim.ros.launch_args import forked_robots
+
+    command = forked_robots([("r0", CONFIG), ("left", SO101)], use_sim_time="True",
+                            real_time_factor="2", executor="events", log_level="warn")
+    assert command == [sys.executable, "-m", "servo_sim.ros.fleet_host",
+                       "--robot", "r0", CONFIG, "--robot", "left", SO101, "--ros-args",
+                       "-p", "use_sim_time:=true", "-p", "real_time_factor:=2.0",
+                       "-p", 'executor:="events"', "--log-level", "warn"]
+    common = command[command.index("--ros-args") + 1:]
+    assert robot_arguments("left", SO101, common) == [
+        "servo_sim_node", "--ros-args", "-r", "__ns:=/left", "-r", "__node:=servo_sim",
+        "--params-file", SO101, *common]
+    with pytest.raises(ValueError, match="use_sim_time:='maybe': must be true or false"):
+        forked_robots([("r0", CONFIG)], "maybe", "1.0", "auto", "info")

@@ -1,7 +1,9 @@
 """A fleet of servo_sim_node processes on Fast DDS discovery servers (issue 33), started
 as ``fleet.launch.py`` starts them (servo_sim/ros/fleet.py's server commands and
 environment), without launch: a killed and restarted server, a redundant pair with one
-killed, and a robot killed with SIGKILL. Newcomers are fresh processes.
+killed, and a robot killed with SIGKILL; and robots forked from one host
+(servo_sim.ros.fleet_host, fork:=true), one of them killed, and the host killed.
+Newcomers are fresh processes.
 
 Every wait is on a condition with a generous timeout; the one time bound asserted is the
 documented one (a killed robot leaves a newcomer's graph within the participant lease).
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -243,3 +246,104 @@ def test_a_robot_killed_with_sigkill_leaves_the_others_and_a_newcomers_graph(fle
         time.sleep(0.5)
     assert newcomer_sees("r2", TIMEOUT, env) == ["r0", "r2"]
     assert newcomer_calls("r0", "r2") == "ok"
+
+
+class Host:
+    """``python -m servo_sim.ros.fleet_host``: robots forked from one process (what
+    fleet.launch.py starts with fork:=true), its output in a file."""
+
+    ROBOT = re.compile(r"\[servo_sim_fleet\]: robot /(\w+): pid (\d+)")
+
+    def __init__(self, tmp_path, spaces: list[str]) -> None:
+        self.log = tmp_path / "host.log"
+        with self.log.open("w") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "servo_sim.ros.fleet_host",
+                 *[a for ns in spaces for a in ("--robot", ns, CONFIG)]],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.pids = {}
+        self.until(lambda: len(self.pids) == len(spaces), "every robot forked")
+
+    @property
+    def output(self) -> str:
+        text = self.log.read_text()
+        self.pids = {ns: int(pid) for ns, pid in self.ROBOT.findall(text)}
+        return text
+
+    def until(self, condition, what: str) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while not condition():
+            self.output  # noqa: B018 - reads the pids
+            assert time.monotonic() < deadline, f"no {what}:\n{self.output}"
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for pid in self.pids.values():
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.fixture
+def host_of(tmp_path, monkeypatch):
+    """host_of(robots): a server, a host forking r0.. as its clients, a Watcher of their
+    joint_states once every robot published."""
+    made: list = []
+
+    def _make(robots: int):
+        s = Servers(tmp_path, 1)
+        made.append(s)
+        for k, v in s.discovery.node_environment().items():
+            monkeypatch.setenv(k, v)
+        monkeypatch.delenv("ROS_SUPER_CLIENT", raising=False)
+        spaces = [f"r{k}" for k in range(robots)]
+        host = Host(tmp_path, spaces)
+        made.append(host)
+        watcher = Watcher(spaces)
+        made.append(watcher)
+        watcher.until_every_robot_published()
+        return s, host, watcher
+
+    yield _make
+    for m in reversed(made):
+        m.close()
+
+
+def test_forked_robots_are_processes_of_their_own_one_killed_leaves_the_others(host_of):
+    """A robot forked by the host and killed with SIGKILL: the host says so, the others
+    step and answer on; SIGINT to the host alone (as launch sends it) ends each of them
+    with status 0, and the host with 1 (one robot did not end well)."""
+    _, host, watcher = host_of(robots=3)
+    assert len(set(host.pids.values())) == 3 and host.proc.pid not in host.pids.values()
+    os.kill(host.pids["r1"], signal.SIGKILL)
+    host.until(lambda: f"robot /r1 (pid {host.pids['r1']}) killed by SIGKILL" in host.output,
+               "line saying r1 was killed")
+    watcher.until_every_robot_published(["r0", "r2"], more_than=dict(watcher.count))
+    assert newcomer_calls("r0", "r2") == "ok"
+    host.proc.send_signal(signal.SIGINT)
+    assert host.proc.wait(timeout=TIMEOUT) == 1, host.output
+    for ns in ("r0", "r2"):
+        assert f"robot /{ns} (pid {host.pids[ns]}) exited with status 0" in host.output
+
+
+def test_forked_robots_leave_when_their_host_is_killed(host_of):
+    """The host killed with SIGKILL (nothing passes a signal on): its robots get SIGTERM
+    from the kernel (PR_SET_PDEATHSIG) and end."""
+    _, host, _ = host_of(robots=2)
+    host.proc.kill()
+    host.proc.wait()
+    deadline = time.monotonic() + TIMEOUT
+    while any(_running(pid) for pid in host.pids.values()):
+        assert time.monotonic() < deadline, f"still running: {host.pids}\n{host.output}"
+        time.sleep(0.05)

@@ -259,7 +259,8 @@ def _fleet_launch(tmp_path, *arguments: str) -> tuple[subprocess.Popen, Path]:
 
 
 def _ctrl_c(launch: subprocess.Popen, log: Path, robots: int) -> str:
-    """SIGINT to the launch's group: it and every robot end with status 0."""
+    """SIGINT to the launch's group: it and every robot end with status 0 (each its
+    launch process, or each forked from the fleet's host, which then ends too)."""
     os.killpg(launch.pid, signal.SIGINT)
     try:
         assert launch.wait(timeout=30) == 0, log.read_text()
@@ -267,8 +268,12 @@ def _ctrl_c(launch: subprocess.Popen, log: Path, robots: int) -> str:
         if launch.poll() is None:
             os.killpg(launch.pid, signal.SIGKILL)
     output = log.read_text()
-    assert len(re.findall(r"\[servo_sim_node-\d+\]: process has finished cleanly",
-                          output)) == robots, output
+    launched = re.findall(r"\[servo_sim_node-\d+\]: process has finished cleanly", output)
+    forked = re.findall(r"\[servo_sim_fleet\]: robot /\w+ \(pid \d+\) exited with status 0",
+                        output)
+    assert len(launched) + len(forked) == robots, output
+    assert not forked or re.search(r"\[servo_sim_fleet-\d+\]: process has finished cleanly",
+                                   output), output
     assert "SIGTERM" not in output and "SIGKILL" not in output, output
     return output
 
@@ -353,14 +358,15 @@ def _ros2(arguments: list[str], env: dict[str, str]) -> list[str]:
 
 def test_a_fleet_launch_takes_namespaces_and_a_config_per_robot(tmp_path, monkeypatch):
     """Simple discovery (a ROS_DISCOVERY_SERVER of the shell is not followed), two robots
-    by name, each with its own config."""
+    by name, each with its own config, each started by launch (fork:=false)."""
     from test_fleet_process import Watcher
 
     monkeypatch.setenv("ROS_DISCOVERY_SERVER", "127.0.0.1:9")  # nobody there
     three = tmp_path / "three.yaml"
     three.write_text("/**/servo_sim:\n  ros__parameters:\n    motors: [a, b, c]\n")
     configs = f"{REPO / 'config' / 'servo_sim.yaml'},{three}"
-    launch, log = _fleet_launch(tmp_path, "namespaces:=left right", f"configs:={configs}")
+    launch, log = _fleet_launch(tmp_path, "namespaces:=left right", f"configs:={configs}",
+                                "fork:=false")
     monkeypatch.delenv("ROS_DISCOVERY_SERVER")
     watcher = None
     try:

@@ -4,6 +4,8 @@ false``, which ``ros2 launch`` prints as its error."""
 
 from __future__ import annotations
 
+import json
+import sys
 from typing import Any
 
 
@@ -45,13 +47,26 @@ def servo_sim_node(namespace: str, config: str, use_sim_time: str, real_time_fac
         namespace=namespace,
         output="screen",
         emulate_tty=True,
-        parameters=[
-            config,
-            {
-                "use_sim_time": flag(use_sim_time, "use_sim_time"),
-                "real_time_factor": number(real_time_factor, "real_time_factor"),
-                "executor": executor,
-            },
-        ],
+        parameters=[config, node_parameters(use_sim_time, real_time_factor, executor)],
         arguments=["--ros-args", "--log-level", log_level],
     )
+
+
+def node_parameters(use_sim_time: str, real_time_factor: str, executor: str) -> dict:
+    """The parameters the launch files set on every servo_sim node, checked."""
+    return {"use_sim_time": flag(use_sim_time, "use_sim_time"),
+            "real_time_factor": number(real_time_factor, "real_time_factor"),
+            "executor": executor}
+
+
+def forked_robots(robots: list[tuple[str, str]], use_sim_time: str, real_time_factor: str,
+                  executor: str, log_level: str) -> list[str]:
+    """The command of a fleet's robots forked from one host (servo_sim.ros.fleet_host):
+    each ``(namespace, config)`` with what servo_sim_node() gives every node."""
+    parameters = node_parameters(use_sim_time, real_time_factor, executor)
+    # JSON is YAML, as rcl reads a -p value: false, 1.0, "auto"
+    ros_arguments = [a for name, value in parameters.items()
+                     for a in ("-p", f"{name}:={json.dumps(value)}")]
+    return [sys.executable, "-m", "servo_sim.ros.fleet_host",
+            *[a for namespace, config in robots for a in ("--robot", namespace, config)],
+            "--ros-args", *ros_arguments, "--log-level", log_level]
