@@ -10,6 +10,12 @@ leaves a daemon that is not the servers' super client and lists nothing of the f
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # first: a Ctrl-C reaches the whole launch, this process too,
+    import os  # maybe mid-import; it ends quietly (the launch stops the daemon as it ends)
+    import signal
+
+    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(0))
+
 import argparse
 import sys
 import time
@@ -30,7 +36,10 @@ def restart(attempts: int = ATTEMPTS) -> bool:
     for attempt in range(attempts):
         if attempt:
             time.sleep(PAUSE_S)
-        shutdown_daemon(args, timeout=TIMEOUT_S)
+        try:
+            shutdown_daemon(args, timeout=TIMEOUT_S)
+        except RuntimeError:  # it did not stop within TIMEOUT_S: try again
+            continue
         if spawn_daemon(args, timeout=TIMEOUT_S):
             return True
     return False
