@@ -53,6 +53,7 @@ destroy_node() and rclpy.shutdown() on SIGINT.
     python3 benchmarks/bench_node.py clock [--motors 100] [--duration 10]
     python3 benchmarks/bench_node.py setters [--motors 2 100] [--motor-interfaces ...]
     python3 benchmarks/bench_node.py fleet [--fleets 10x6 10x30 30x6] [--discovery simple server]
+                                           [--fork true false]
 
 ``fleet``: a fleet launched by ``ros2 launch servo_sim fleet.launch.py``, measured from
 outside (issue 33): benchmarks/fleet_measure.py says what each column is.
@@ -757,6 +758,9 @@ def main() -> None:
                         metavar="KxM", help="fleet: K robots of M motors each")
     parser.add_argument("--discovery", nargs="+", default=["simple", "server"],
                         choices=("simple", "server"), help="fleet: the discoveries")
+    parser.add_argument("--fork", nargs="+", default=["true"], choices=("true", "false"),
+                        help="fleet: the launch's fork argument(s): robots forked from one "
+                             "host, or each started by launch")
     parser.add_argument("--settle", type=float, default=30.0,
                         help="fleet: seconds of fleet CPU watched after the last table")
     args = parser.parse_args()

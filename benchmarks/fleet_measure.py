@@ -3,14 +3,17 @@ fleet.launch.py``, measured from outside it (issue 33). The user's clock starts 
 launch command starts.
 
 For each fleet (K robots x M motors, each motor with the default interfaces, default
-step) and each discovery (``simple``, ``server`` = one discovery server the launch starts):
+step), each discovery (``simple``, ``server`` = one discovery server the launch starts)
+and each ``fork`` (``true``: the robots forked from one host process, the launch's
+default; ``false``: each started by launch):
 
 * every robot's first ``/rK/joint_states`` received here (a subscriber made before the
   launch starts, a plain client of the server; destroyed once every robot's came, so
   that what follows measures the fleet, not this process taking in its messages);
 * every robot's per-motor table (its "per-motor table complete" log line, as the launch
   prints it) and the CPU floor: the sum of the robots' CPU time up to their own table
-  line, over the cores; the last table / floor;
+  line (and, forked, the host's: the imports they share), over the cores; the last
+  table / floor;
 * the fleet's CPU (robots, servers, the launch process and the ros2 daemon it restarted,
   over 1 s windows) right after
   the last table, settled (the mean of the last 5 windows of ``--settle`` seconds), and
@@ -23,7 +26,8 @@ step) and each discovery (``simple``, ``server`` = one discovery server the laun
   the launch restarted as their super client; with simple discovery, after ``ros2 daemon
   stop`` (the first call starts a daemon);
 * SIGINT to the launch's process group: each robot's exit (launch's "process has finished
-  cleanly" line) after the signal, and the launch's own exit.
+  cleanly" line, or the host's "robot /rK ... exited" line) after the signal, and the
+  launch's own exit.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -109,15 +114,21 @@ class LaunchOutput:
     """The launch's output read line by line, with the moments that matter."""
 
     STARTED = re.compile(r"\[INFO\] \[(\S+)\]: process started with pid \[(\d+)\]")
-    NAMED = re.compile(r"^\[(servo_sim_node-\d+)\] .*\[(\w+)\.servo_sim\]")
+    NAMED = re.compile(r"^\[((?:servo_sim_node|servo_sim_fleet)-\d+)\] .*\[(\w+)\.servo_sim\]")
     FINISHED = re.compile(r"\[INFO\] \[(servo_sim_node-\d+)\]: process has finished cleanly")
     DIED = re.compile(r"\[(servo_sim_node-\d+)\]: process has died .*exit code (-?\d+)")
+    # a robot forked by the fleet's host (fork:=true): its pid, and how it ended
+    FORKED = re.compile(r"\[servo_sim_fleet\]: robot /(\w+): pid (\d+)")
+    FORK_ENDED = re.compile(r"\[servo_sim_fleet\]: robot /(\w+) \(pid \d+\) "
+                            r"(?:exited with status (-?\d+)|killed by (\w+))")
 
     def __init__(self, proc: subprocess.Popen, log: Path) -> None:
         self.proc, self.log = proc, log
         self.pids: dict[str, int] = {}       # launch's process label -> pid
         self.robot: dict[str, str] = {}      # launch's process label -> namespace
+        self.forked: dict[str, int] = {}     # namespace -> pid of a forked robot
         self.table: dict[str, tuple[float, float]] = {}  # ns -> (moment, CPU s)
+        self.host_cpu_s = 0.0                # the host's CPU s at the last table
         self.ended: dict[str, tuple[float, int]] = {}    # ns -> (moment, exit status)
         self.lines: list[str] = []
         self.cpu_used: dict[int, float] = {}  # pid -> CPU s, the most seen
@@ -132,14 +143,22 @@ class LaunchOutput:
                 self.lines.append(line)
                 if m := self.STARTED.search(line):
                     self.pids[m[1]] = int(m[2])
+                elif m := self.FORKED.search(line):
+                    self.forked[m[1]] = int(m[2])
                 elif m := self.NAMED.search(line):
                     self.robot.setdefault(m[1], m[2])
                     if "per-motor table complete" in line:
-                        self.table[m[2]] = (now, cpu_s(self.pids[m[1]]))
+                        pid = self.forked.get(m[2], self.pids[m[1]])
+                        self.table[m[2]] = (now, cpu_s(pid))
+                        if m[2] in self.forked:
+                            self.host_cpu_s = cpu_s(self.pids[m[1]])
                 if m := self.FINISHED.search(line):
                     self.ended[self.robot.get(m[1], m[1])] = (now, 0)
                 elif m := self.DIED.search(line):
                     self.ended[self.robot.get(m[1], m[1])] = (now, int(m[2]))
+                elif m := self.FORK_ENDED.search(line):
+                    self.ended[m[1]] = (now, int(m[2]) if m[2] is not None
+                                        else -signal.Signals[m[3]].value)
 
     def fleet_cpu_s(self) -> dict[str, float]:
         """CPU time of everything the launch started (with the ros2 daemon that its
@@ -147,13 +166,15 @@ class LaunchOutput:
         servers, ros2 daemon, launch); a process that ended (the ros2 daemon's start and
         stop) counts with what it last used."""
         labels = {pid: label for label, pid in self.pids.items()}
+        labels.update({pid: f"servo_sim_node /{ns}" for ns, pid in self.forked.items()})
         parts: dict[str, float] = {"robots": 0.0, "servers": 0.0, "ros2 daemon": 0.0,
                                    "launch": 0.0}
-        for pid in [*self.pids.values(), self.proc.pid, *daemon_pids()]:
+        for pid in [*self.pids.values(), *self.forked.values(), self.proc.pid,
+                    *daemon_pids()]:
             self.cpu_used[pid] = max(self.cpu_used.get(pid, 0.0), cpu_s(pid))
         for pid in self.cpu_used:  # (a daemon stopped meanwhile counts with its last)
             label = labels.get(pid, "")
-            part = ("robots" if label.startswith("servo_sim_node") else
+            part = ("robots" if label.startswith(("servo_sim_node", "servo_sim_fleet")) else
                     "servers" if label.startswith("discovery_server") else
                     "launch" if pid == self.proc.pid else "ros2 daemon")
             parts[part] += self.cpu_used[pid]
@@ -175,7 +196,7 @@ def _until(condition, timeout: float, spin=None) -> bool:
     return True
 
 
-def run_one(robots: int, motors: int, discovery: str, settle: float, work: Path,
+def run_one(robots: int, motors: int, discovery: str, fork: str, settle: float, work: Path,
             ros2: str) -> dict:
     """One fleet, measured; a dict of figures (seconds from the launch command's start)."""
     import rclpy
@@ -203,11 +224,12 @@ def run_one(robots: int, motors: int, discovery: str, settle: float, work: Path,
     t0 = time.monotonic()
     launch = subprocess.Popen(
         [ros2, "launch", "servo_sim", "fleet.launch.py", f"robots:={robots}",
-         f"config:={config}", f"discovery:={discovery}", f"discovery_port:={port}"],
+         f"config:={config}", f"discovery:={discovery}", f"discovery_port:={port}",
+         f"fork:={fork}"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    out = LaunchOutput(launch, work / f"launch-{robots}x{motors}-{discovery}.log")
-    row: dict = {"fleet": f"{robots} x {motors}", "discovery": discovery}
+    out = LaunchOutput(launch, work / f"launch-{robots}x{motors}-{discovery}-{fork}.log")
+    row: dict = {"fleet": f"{robots} x {motors}", "discovery": discovery, "fork": fork}
     try:
         _until(lambda: len(first) == robots, 120, spin)
         row["first_joint_states_s"] = max(first.values()) - t0 if len(first) == robots \
@@ -221,7 +243,7 @@ def run_one(robots: int, motors: int, discovery: str, settle: float, work: Path,
             raise RuntimeError(f"tables: {len(out.table)} of {robots}")
         ends = [t for t, _ in out.table.values()]
         row["tables_s"] = (min(ends) - t0, max(ends) - t0)
-        floor = sum(c for _, c in out.table.values()) / CORES
+        floor = (sum(c for _, c in out.table.values()) + out.host_cpu_s) / CORES
         row["cpu_floor_s"] = floor
         row["tables_over_floor"] = (max(ends) - t0) / floor
         # the fleet's CPU over 1 s windows from the last table on
@@ -330,21 +352,21 @@ def fleet_command(args) -> None:
                    capture_output=True)
     print(f"# fleet: {CORES} cores, {os.environ.get('RMW_IMPLEMENTATION', 'rmw default')}, "
           f"domain {os.environ['ROS_DOMAIN_ID']}, logs in {work}")
-    print("| fleet | discovery | every first joint_states | tables (first-last) | CPU floor |"
-          " last table / floor | fleet CPU right after -> settled | back within 1.5x |"
+    print("| fleet | discovery | fork | every first joint_states | tables (first-last) |"
+          " CPU floor | last table / floor | fleet CPU right after -> settled | back within 1.5x |"
           " newcomer answered | `ros2 service list` lists the whole fleet | SIGINT: robots"
           " exited (max), status |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for spec in args.fleets:
         robots, motors = (int(x) for x in spec.lower().split("x"))
-        for discovery in args.discovery:
+        for discovery, fork in ((d, f) for d in args.discovery for f in args.fork):
             # a process of its own per row: Fast DDS reads the discovery environment once
             # per process
             done = subprocess.run([sys.executable, __file__, str(robots), str(motors),
-                                   discovery, str(args.settle), str(work), ros2],
+                                   discovery, fork, str(args.settle), str(work), ros2],
                                   capture_output=True, text=True)
             if done.returncode != 0:
-                print(f"| {spec} | {discovery} | failed: {done.stderr[-600:]!r} |")
+                print(f"| {spec} | {discovery} | {fork} | failed: {done.stderr[-600:]!r} |")
                 continue
             row = json.loads(done.stdout.splitlines()[-1])
             with (work / "rows.jsonl").open("a") as f:
@@ -361,7 +383,8 @@ def _row(r: dict) -> str:
     listed = (f"{s(lists['whole_listed_after_s'])} ({len(lists['calls'])} calls, first "
               f"{lists['calls'][0][1]}/{lists['total']}); warm {lists['warm_s']:.2f} s")
     exits = [x for x in r["sigint_exits_s"] if x is not None]
-    return (f"| {r['fleet']} | {r['discovery']} | {s(r['first_joint_states_s'])} | "
+    return (f"| {r['fleet']} | {r['discovery']} | {r['fork']} | "
+            f"{s(r['first_joint_states_s'])} | "
             f"{r['tables_s'][0]:.1f}-{r['tables_s'][1]:.1f} s | {r['cpu_floor_s']:.1f} s | "
             f"{r['tables_over_floor']:.2f} | {r['cpu_right_after_pct']:.0f} % -> "
             f"{r['cpu_settled_pct']:.0f} % (servers {parts['servers']:.1f} s, daemon "
@@ -373,6 +396,6 @@ def _row(r: dict) -> str:
 
 
 if __name__ == "__main__":
-    _robots, _motors, _discovery, _settle, _work, _ros2 = sys.argv[1:7]
-    print(json.dumps(run_one(int(_robots), int(_motors), _discovery, float(_settle),
+    _robots, _motors, _discovery, _fork, _settle, _work, _ros2 = sys.argv[1:8]
+    print(json.dumps(run_one(int(_robots), int(_motors), _discovery, _fork, float(_settle),
                              Path(_work), _ros2)))
