@@ -1,14 +1,15 @@
 """Start a fleet of servo_sim robots on one domain, each its own servo_sim node in its own
-process and namespace: ``ros2 launch servo_sim fleet.launch.py robots:=10 discovery:=server``.
+process and namespace:
+``ros2 launch servo_sim fleet.launch.py robots:=10 discovery:=server``.
 
 Each robot is the node of ``servo_sim.launch.py`` with ``namespace:=<ns>`` and its config
-(one for all, or one per robot): ``/<ns>/joint_states``, ``/<ns>/<motor>/...``. By default
-the robots' processes are forked from one host process that imported the node's code
-once (servo_sim.ros.fleet_host); ``fork:=false`` has launch start each one. ``discovery`` picks how
-the participants find each other: ``simple`` (every participant learns every other
-one's endpoints), ``server`` (Fast DDS discovery servers started here, on this machine;
-``discovery_servers:=2`` for a redundant pair), or the addresses of servers running
-elsewhere. The launch logs the environment that ros2 tools need to see the fleet.
+(one for all, or one per robot): ``/<ns>/joint_states``, ``/<ns>/<motor>/...``. By
+default the robots' processes are forked from one host process that imported the node's
+code once (servo_sim.ros.fleet_host); ``fork:=false`` has launch start each one.
+``discovery`` picks how the participants find each other: ``simple`` (every participant
+learns every other one's endpoints), ``server`` (Fast DDS discovery servers started here,
+on this machine; ``discovery_servers:=2`` for a redundant pair), or the addresses of
+servers running elsewhere. The launch logs the environment that ros2 tools need to see the fleet.
 """
 
 import re
