@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from ..hardware import HardwareSystem
+from ..hardware import START_ATTEMPTS, HardwareSystem
 from ..model import Motor, SimulationConfig
 from ..runtime import Runtime
 from .fit import EXCITATION_S, Recording, excitation
@@ -34,7 +34,7 @@ def record(config: SimulationConfig, motor: str, amplitude: float = 0.5,
     """Drive ``motor`` through the excitation around where it stands; its recording."""
     system = HardwareSystem(config)
     try:
-        if not system.start():
+        if not system.start(attempts=START_ATTEMPTS):  # as servo-sim run starts it
             raise RecordError(f"hardware {system.plugin_name!r}: {system.component.reason}")
         handle = system.sim.motor(motor)
         simulated = system.simulated

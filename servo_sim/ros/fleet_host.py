@@ -11,6 +11,10 @@ crash or a SIGKILL takes that robot alone, as with separate ``servo_sim_node``s.
     python -m servo_sim.ros.fleet_host --robot r0 config.yaml --robot r1 config.yaml \\
         [--ros-args <arguments for every robot, e.g. --log-level warn>]
 
+The only threads the host has when it forks are LTTng-UST's listeners, which the ROS 2
+wheels' tracetools start as rclpy is imported (idle without an LTTng session daemon; a
+forked robot is not traced: trace with ``fork:=false``).
+
 The host says on stdout which pid each robot has and how each ended; SIGINT and SIGTERM
 are passed on to every robot; it exits once every robot has, 0 if every robot exited 0.
 A robot whose host is killed gets SIGTERM (``PR_SET_PDEATHSIG``) and leaves as on Ctrl-C.
