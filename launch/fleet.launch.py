@@ -12,6 +12,7 @@ on this machine; ``discovery_servers:=2`` for a redundant pair), or the addresse
 servers running elsewhere. The launch logs the environment that ros2 tools need to see the fleet.
 """
 
+import os
 import re
 import shutil
 import subprocess
@@ -144,17 +145,21 @@ def _daemon(discovery: fleet.Discovery, robots: int, log_level: str, forked: boo
         done.add(robot)
         return [restart] if len(done) == robots else []
 
-    tails: dict[int, bytes] = {}  # the start of a line split across reads
+    # the start of a line split across reads, per process and stream (a forked fleet's
+    # robots log on the host's stderr, the host on its stdout)
+    tails: dict[tuple[int, str], bytes] = {}
 
     def robot_output(event) -> list:
-        *lines, tails[event.pid] = (tails.get(event.pid, b"") + event.text).split(b"\n")
+        stream = (event.pid, type(event).__name__)
+        *lines, tails[stream] = (tails.get(stream, b"") + event.text).split(b"\n")
         actions = []
         for line in lines:
             if not forked:
                 actions += robot_done(event.pid) if _TABLE_LINE in line else []
-            elif _TABLE_LINE in line and (m := _LOGGER.search(line)):
+                continue
+            if _TABLE_LINE in line and (m := _LOGGER.search(line)):
                 actions += robot_done(m[1])
-            elif m := _ENDED.search(line):  # before its table: it will not come
+            if m := _ENDED.search(line):  # before its table: it will not come
                 actions += robot_done(m[1].replace(b"/", b"."))
         return actions
 
@@ -169,7 +174,11 @@ def _daemon(discovery: fleet.Discovery, robots: int, log_level: str, forked: boo
 
     handlers = [RegisterEventHandler(OnShutdown(on_shutdown=[OpaqueFunction(
         function=stop_at_shutdown)]))]
-    if log_level.lower() not in ("debug", "info"):
+    # no line to wait for: the robots' info lines hidden, or (forked) a console format
+    # without the logger's name, which says whose table a line is
+    unnamed = forked and "{name}" not in os.environ.get("RCUTILS_CONSOLE_OUTPUT_FORMAT",
+                                                         "{name}")
+    if log_level.lower() not in ("debug", "info") or unnamed:
         return [restart, *handlers]
     return [RegisterEventHandler(OnProcessIO(on_stdout=robot_output,
                                              on_stderr=robot_output)),

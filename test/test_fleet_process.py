@@ -347,3 +347,19 @@ def test_forked_robots_leave_when_their_host_is_killed(host_of):
     while any(_running(pid) for pid in host.pids.values()):
         assert time.monotonic() < deadline, f"still running: {host.pids}\n{host.output}"
         time.sleep(0.05)
+
+
+def test_a_forked_robot_that_does_not_stop_gets_sigkill_after_sigterm(host_of):
+    """SIGTERM (launch's second step) to the host: a robot that does not end (stopped
+    here with SIGSTOP) is killed TERM_GRACE_S later by the host, as launch would kill a
+    process of its own; the other leaves with status 0."""
+    from servo_sim.ros.fleet_host import TERM_GRACE_S
+
+    _, host, _ = host_of(robots=2)
+    os.kill(host.pids["r1"], signal.SIGSTOP)
+    sent = time.monotonic()
+    host.proc.send_signal(signal.SIGTERM)
+    assert host.proc.wait(timeout=TIMEOUT) == 1, host.output
+    assert time.monotonic() - sent >= TERM_GRACE_S
+    assert f"robot /r0 (pid {host.pids['r0']}) exited with status 0" in host.output
+    assert f"robot /r1 (pid {host.pids['r1']}) killed by SIGKILL" in host.output

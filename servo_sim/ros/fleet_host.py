@@ -16,7 +16,9 @@ wheels' tracetools start as rclpy is imported (idle without an LTTng session dae
 forked robot is not traced: trace with ``fork:=false``).
 
 The host says on stdout which pid each robot has and how each ended; SIGINT and SIGTERM
-are passed on to every robot; it exits once every robot has, 0 if every robot exited 0.
+are passed on to every robot (after a SIGTERM, those left after ``TERM_GRACE_S`` get
+SIGKILL, as launch would give each of its processes); it exits once every robot has, 0
+if every robot exited 0.
 A robot whose host is killed gets SIGTERM (``PR_SET_PDEATHSIG``) and leaves as on Ctrl-C.
 """
 
@@ -27,11 +29,16 @@ import ctypes
 import os
 import signal
 import sys
+import traceback
+import warnings
 
 from .spin import StopSignals
 
 #: Logger-like name of the host's own lines.
 NAME = "servo_sim_fleet"
+#: After passing SIGTERM on, how long the robots have before the host SIGKILLs those left
+#: (launch's escalation SIGKILLs the host itself 5 s after its SIGTERM).
+TERM_GRACE_S = 4
 _PR_SET_NAME, _PR_SET_PDEATHSIG = 15, 1
 
 
@@ -82,14 +89,14 @@ def _robot(namespace: str, config: str, ros_arguments: list[str], host: int) -> 
     libc = _libc()
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     libc.prctl(_PR_SET_NAME, f"{namespace}.servo_sim"[:15].encode())
-    for s in StopSignals.SIGNALS:
-        signal.signal(s, signal.default_int_handler)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, StopSignals.SIGNALS)
     if os.getppid() != host:  # the host died before PR_SET_PDEATHSIG took
         return 1
     from .entry import node_main
 
+    for s in StopSignals.SIGNALS:
+        signal.signal(s, signal.default_int_handler)
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, StopSignals.SIGNALS)  # one pending: here
         return node_main(robot_arguments(namespace, config, ros_arguments)) or 0
     except KeyboardInterrupt:
         return 0
@@ -105,15 +112,18 @@ def run(robots: list[tuple[str, str]], ros_arguments: list[str]) -> int:
     """Fork one robot per ``(namespace, config)``, pass stop signals on, wait for all."""
     preload()
     children: dict[int, str] = {}
-    received: list[int] = []
 
-    def pass_on(signum: int, frame: object) -> None:
-        received.append(signum)
-        for pid in children:
+    def send(signum: int) -> None:
+        for pid in list(children):
             try:
                 os.kill(pid, signum)
             except ProcessLookupError:
                 pass
+
+    def pass_on(signum: int, frame: object) -> None:
+        send(signum)
+        if signum == signal.SIGTERM:  # launch's second step: a robot that hangs goes
+            signal.alarm(TERM_GRACE_S)
 
     host = os.getpid()
     # blocked while forking: a child never runs the host's handler, and a signal that
@@ -122,12 +132,20 @@ def run(robots: list[tuple[str, str]], ros_arguments: list[str]) -> int:
     for namespace, config in robots:
         sys.stdout.flush()
         sys.stderr.flush()
-        pid = os.fork()
+        with warnings.catch_warnings():  # Python >= 3.12: "is multi-threaded" (the
+            # LTTng-UST listeners, idle: see above)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
         if pid == 0:
             status = 1
             try:
                 status = _robot(namespace, config, ros_arguments, host)
-            finally:
+            except KeyboardInterrupt:  # after _robot returned: its status stands
+                pass
+            except BaseException:  # noqa: BLE001 - a bug: said, as servo_sim_node says it
+                traceback.print_exc()
+            finally:  # never back into the host's code, and the exit not interrupted
+                signal.pthread_sigmask(signal.SIG_BLOCK, StopSignals.SIGNALS)
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(status)
@@ -135,6 +153,7 @@ def run(robots: list[tuple[str, str]], ros_arguments: list[str]) -> int:
         say(f"robot /{namespace}: pid {pid}")
     for s in StopSignals.SIGNALS:
         signal.signal(s, pass_on)
+    signal.signal(signal.SIGALRM, lambda signum, frame: send(signal.SIGKILL))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, StopSignals.SIGNALS)
     failed = 0
     while children:
