@@ -156,9 +156,9 @@ def test_while_the_table_grows_calls_are_answered_at_once(start, client, executo
     # 2 to 20 ms measured; the bug held every call behind the backlog. One call of 2.64 s
     # once in 30 (Kilted, CI): a request or answer lost while the table floods discovery
     # on loopback comes again at the writer's next heartbeat (Fast DDS's default period,
-    # 3 s), which one call may meet
+    # 3 s), which one call may meet (twice: a lost request, then a lost answer)
     slow = [w for w in waits if w >= 1.0]
-    assert len(slow) <= 1 and max(waits) < 4.0, waits
+    assert len(slow) <= 1 and max(waits) < 7.0, waits
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.005, 0.05])

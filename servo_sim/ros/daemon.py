@@ -50,8 +50,9 @@ def main() -> int:
     if restart():
         print("ros2 daemon restarted with this environment", flush=True)
         return 0
-    print(f"ros2 daemon: another one kept starting after {ATTEMPTS} stops; `ros2 daemon "
-          "stop` and start it again with the environment the launch logged",
+    print(f"ros2 daemon: not restarted in {ATTEMPTS} tries (another one kept starting, or "
+          "did not stop); `ros2 daemon stop` and start it again with the environment the "
+          "launch logged",
           file=sys.stderr, flush=True)
     return 1
 
