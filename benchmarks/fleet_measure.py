@@ -47,6 +47,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from servo_sim.ros import fleet  # noqa: E402
+from servo_sim.ros.fleet_host import ENDED_LINE, FORKED_LINE  # noqa: E402
 
 CORES = os.cpu_count() or 1
 TICK = os.sysconf("SC_CLK_TCK")
@@ -118,9 +119,7 @@ class LaunchOutput:
     FINISHED = re.compile(r"\[INFO\] \[(servo_sim_node-\d+)\]: process has finished cleanly")
     DIED = re.compile(r"\[(servo_sim_node-\d+)\]: process has died .*exit code (-?\d+)")
     # a robot forked by the fleet's host (fork:=true): its pid, and how it ended
-    FORKED = re.compile(r"\[servo_sim_fleet\]: robot /(\w+): pid (\d+)")
-    FORK_ENDED = re.compile(r"\[servo_sim_fleet\]: robot /(\w+) \(pid \d+\) "
-                            r"(?:exited with status (-?\d+)|killed by (\w+))")
+    FORKED, FORK_ENDED = FORKED_LINE, ENDED_LINE
 
     def __init__(self, proc: subprocess.Popen, log: Path) -> None:
         self.proc, self.log = proc, log

@@ -34,6 +34,7 @@ from launch.event_handlers import OnProcessExit, OnProcessIO, OnShutdown
 from launch.substitutions import LaunchConfiguration
 
 from servo_sim.ros import fleet
+from servo_sim.ros.fleet_host import ENDED_LINE
 from servo_sim.ros.fleet_host import NAME as HOST
 from servo_sim.ros.launch_args import (
     EXECUTOR,
@@ -87,7 +88,7 @@ _TABLE_LINE = b"per-motor table complete"
 #: A forked robot's lines: its node's (logger "<ns with dots>.servo_sim") and the
 #: host's when it ended.
 _LOGGER = re.compile(rb"\[([\w.]+)\.servo_sim\]")
-_ENDED = re.compile(rb"\[" + HOST.encode() + rb"\]: robot /(\S+) \(pid \d+\) (?:exited|killed)")
+_ENDED = re.compile(ENDED_LINE.pattern.encode())
 
 
 def _fleet(context) -> list:
@@ -160,7 +161,7 @@ def _daemon(discovery: fleet.Discovery, robots: int, log_level: str, forked: boo
             if _TABLE_LINE in line and (m := _LOGGER.search(line)):
                 actions += robot_done(m[1])
             if m := _ENDED.search(line):  # before its table: it will not come
-                actions += robot_done(m[1].replace(b"/", b"."))
+                actions += robot_done(m[1])
         return actions
 
     def robot_exit(event, context) -> list:

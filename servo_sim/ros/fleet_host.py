@@ -3,8 +3,8 @@ each robot's own process from it (``fleet.launch.py fork:=true``).
 
 A robot started on its own spends about 0.3 s of CPU before its first joint_states,
 two thirds of it importing Python, numpy, rclpy and servo_sim; ten of them on two cores
-wait for each other. Forked from a parent that has imported all of that (and no DDS
-participant, no thread yet), each robot only creates its participant and node. Each
+wait for each other. Forked from a parent that has imported all of that (and has no DDS
+participant yet), each robot only creates its participant and node. Each
 robot is still a process of its own, with its own participant, executor and GIL: a
 crash or a SIGKILL takes that robot alone, as with separate ``servo_sim_node``s.
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
+import re
 import signal
 import sys
 import traceback
@@ -40,6 +41,12 @@ NAME = "servo_sim_fleet"
 #: (launch's escalation SIGKILLs the host itself 5 s after its SIGTERM).
 TERM_GRACE_S = 4
 _PR_SET_NAME, _PR_SET_PDEATHSIG = 15, 1
+#: The host's two lines about a robot, as :func:`run` says them, read by fleet.launch.py
+#: and the fleet benchmark: forked (namespace, pid), and ended (namespace, then the exit
+#: status or the signal's name).
+FORKED_LINE = re.compile(rf"\[{NAME}\]: robot /(\w+): pid (\d+)")
+ENDED_LINE = re.compile(rf"\[{NAME}\]: robot /(\w+) \(pid \d+\) "
+                        r"(?:exited with status (-?\d+)|killed by (\w+))")
 
 
 def say(text: str) -> None:
@@ -58,7 +65,8 @@ def preload() -> None:
     """Import what every robot needs before its first joint_states, once, in the host:
     numpy, rclpy and its executors, servo_sim's model and node, and the type support of
     the messages a node creates first (the C libraries, and rosidl's code generator that
-    the first import loads). No participant and no thread is made here."""
+    the first import loads). No participant is made here (the only threads are the ones
+    rclpy's import starts, LTTng-UST's listeners: see above)."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as node_main sets it
     from . import entry
 
