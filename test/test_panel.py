@@ -226,7 +226,9 @@ def test_the_plot_draws_the_nodes_samples_in_units_and_keeps_a_zoom_or_a_pause(
     assert plot.shown() == ["position", "target"] and plot.shown_rows() == ["angle"]
     plot.boxes["effort"].setChecked(True)
     assert plot.shown_rows() == ["angle", "effort"] and plot.curves["effort"].isVisible()
-    # the node's samples, as the test got them, are what the plot draws
+    # the node's samples, as the test got them, are what the plot draws: the test's own
+    # subscription matched first (CI under load: the step's first 4 samples came before it)
+    client.spin_until(lambda: seen, "the test's subscription to match")
     answer = panel.step(0.5, 1.0)
     client.spin_until(lambda: answer.done, "the step's recording")
     last = panel.link.recording.samples[-1].t

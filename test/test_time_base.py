@@ -118,6 +118,8 @@ class Consumer:
 
     def close(self) -> None:
         self.executor.shutdown()
+        for waitable in list(self.node.waitables):  # destroy_node leaves them (and the node)
+            waitable.destroy()
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)
 
