@@ -7,6 +7,7 @@ It imports ROS: the tests import it only after ``require_ros(..., need="ros2_con
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -119,8 +120,12 @@ class StackClient:
     def wait_ready(self, active: str = JTC, timeout: float = TIMEOUT,
                    running: Callable[[], bool] = lambda: True) -> float:
         """Wait until the broadcaster and ``active`` run, the other controller is loaded
-        inactive, and /joint_states flows (while
-        ``running()``: the launch, say, has not ended)."""
+        inactive, and /joint_states flows with the node's state (while ``running()``: the
+        launch, say, has not ended).
+
+        The topic system's state interfaces are NaN until the node's first joint_states
+        reach it, and the JTC takes a goal on NaN state and reports it succeeded (a NaN
+        error is within every tolerance): so ready means every joint's position finite."""
         start = time.monotonic()
         self.spin_until(lambda: not running() or "/controller_manager/list_controllers" in
                         dict(self.node.get_service_names_and_types()), "the controller manager")
@@ -139,6 +144,8 @@ class StackClient:
             self.spin_for(0.5)
         count = len(self.states)
         self.spin_until(lambda: len(self.states) > count + 2, "/joint_states", timeout)
+        self.spin_until(lambda: all(math.isfinite(p) for p in self.positions().values()),
+                        "/joint_states with every position finite (the node's state)", timeout)
         if active == JTC:
             self.spin_until(self.follow_client.server_is_ready, "the JTC action server")
         return time.monotonic() - start
