@@ -77,12 +77,16 @@ def node_main(args: list[str] | None = None) -> int:
         except Exception as exc:  # noqa: BLE001 - rcl's errors (a missing --params-file)
             raise ConfigError(f"cannot start: {exc}") from None
         node = ServoSimNode()
+        # from here a signal only sets the flag, which the spin loop checks at once: raised
+        # inside rclpy's Executor.__init__, it left an executor whose __del__ printed an
+        # AttributeError traceback ('_sigint_gc'; CI, Ctrl-C twice, /opt/ros)
+        stop.interrupting = False
         executor, kind = make_executor(node.get_parameter("executor").value)
         node.get_logger().info(f"executor: {kind} ({_EXECUTOR_CLASSES[kind]})")
         executor.add_node(node)
         spin_until_signal(executor, stop)
     except ConfigError as exc:
-        rclpy.logging.get_logger("servo_sim").fatal(str(exc))
+        rclpy.logging.get_logger(getattr(exc, "logger_name", "servo_sim")).fatal(str(exc))
         rclpy.try_shutdown()
         stop.restore()
         return 1
@@ -100,7 +104,7 @@ def node_main(args: list[str] | None = None) -> int:
     if executor is not None:
         executor.shutdown()
     node.stop_hardware()  # real devices torque off first
-    leave(node)  # never returns: see leave.py
+    leave(node, signalled_at=stop.received_at)  # never returns: see leave.py
 
 
 def client_main(argv: list[str] | None = None) -> int:
