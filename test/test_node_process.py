@@ -279,6 +279,7 @@ def test_bad_params_file_exits_1_with_one_fatal_line(start, tmp_path):
     assert node.wait() == 1, node.output
     fatal = [line for line in node.output.splitlines() if "FATAL" in line]
     assert len(fatal) == 1, node.output
+    assert "[bad.servo_sim]" in fatal[0]  # the node's logger: a fleet's robots told apart
     assert ("parameters of /bad/servo_sim: motor 'arm': unknown field 'max_velocty' "
             "(did you mean 'max_velocity'?)") in fatal[0]
     assert "Traceback" not in node.output

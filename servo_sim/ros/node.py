@@ -81,7 +81,9 @@ class ServoSimNode(EchoFirst, Node):
                 raise ConfigError(f"use_sim_time / publish_clock = true: hardware "
                                   f"{self.hw.plugin_name!r} runs in real time (nothing "
                                   "would publish /clock)")
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, ConfigError):  # said under the node's own name ([r3.servo_sim])
+                exc.logger_name = self.get_logger().name
             # destroyed now, not by the GC later: rcl (Jazzy) finalizing a dead node takes
             # the /rosout publisher of the live node of the same name with it
             self._log_handler.detach()
