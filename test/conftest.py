@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import math
 import os
 import signal
 import subprocess
@@ -17,6 +16,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from servo_sim.hardware import LifecycleState
 from servo_sim.model import Simulation
 
 REPO = Path(__file__).resolve().parents[1]
@@ -160,11 +160,16 @@ def pytest_terminal_summary(terminalreporter):
 
 def start_on_a_bus(hw, timeout_s: float = 10.0, retry_s: float = 0.1) -> None:
     """Start the HardwareSystem ``hw`` of an emulated bus (``hw.start``), again while it
-    fails, ``retry_s`` apart for ``timeout_s`` or more: an emulator starved by a busy
-    machine may miss the first ping, which ``servo-sim run`` and a controller try again
-    as well. Fails with the plugin's reason, at once if it is finalized."""
-    assert hw.start(attempts=math.ceil(timeout_s / retry_s) + 1, retry_s=retry_s), \
-        hw.component.reason
+    fails, ``retry_s`` apart until ``timeout_s`` of wall time has passed: an emulator
+    starved by a busy machine may miss the first ping, which ``servo-sim run`` and a
+    controller try again as well. A try against a dead bus takes the SDK's own timeout,
+    so the deadline, not a count of tries, bounds the wait. Fails with the plugin's
+    reason, at once if it is finalized."""
+    deadline = time.monotonic() + timeout_s
+    while not hw.start(retry_s=retry_s):
+        assert hw.state is not LifecycleState.FINALIZED and time.monotonic() < deadline, \
+            hw.component.reason
+        time.sleep(retry_s)
 
 
 def recover(hw, cycles: int) -> None:
