@@ -10,7 +10,9 @@ So the node process, once its devices are safe, (1) finalizes its rcl node direc
 rmw removes the node from the ROS graph at once (peers' ``ros2 node list`` drops it
 within milliseconds) and then deletes the DDS participant with everything in it, which
 tells peers the participant is gone; (2) gives that at most ``LEAVE_BUDGET_S`` and ends
-the process. Fast DDS deletes each endpoint of a participant against every other one
+the process, and ends it no later than ``LEAVE_WITHIN_S`` after the stop signal (on a
+busy machine, ten robots leaving on two cores, the time before the deletion counts
+too). Fast DDS deletes each endpoint of a participant against every other one
 (quadratic again: 1,000 services in 0.45 s, 3,500 in 10 s), so for a larger table the
 deletion is cut short and peers drop the rest of its endpoints when the participant's
 lease runs out (20 s by default). A shorter lease, set in a Fast DDS profile, would
@@ -24,11 +26,16 @@ import ctypes
 import os
 import sys
 import threading
+import time
 from typing import Any, NoReturn
 
 #: The most time the DDS participant's deletion may take before the process ends anyway
 #: (about 1,000 services' worth on a 2-core machine).
 LEAVE_BUDGET_S = 0.7
+#: The most time from the stop signal to the process's end (the user's Ctrl-C: within a
+#: second) that the deletion's budget is cut to, and the least it is cut to.
+LEAVE_WITHIN_S = 0.85
+LEAVE_AT_LEAST_S = 0.1
 
 
 def _rcl_node_fini() -> Any:
@@ -45,10 +52,22 @@ def _rcl_node_fini() -> Any:
     return function
 
 
-def leave(node: Any, status: int = 0, budget_s: float = LEAVE_BUDGET_S) -> NoReturn:
+def deletion_budget(budget_s: float, signalled_at: float | None, now: float) -> float:
+    """How long the participant's deletion may take from ``now``: ``budget_s``, cut so
+    that the process ends ``LEAVE_WITHIN_S`` after the stop signal at ``signalled_at``
+    (``time.monotonic()``; None: no signal), but never below ``LEAVE_AT_LEAST_S``."""
+    if signalled_at is None:
+        return budget_s
+    return min(budget_s, max(LEAVE_AT_LEAST_S, signalled_at + LEAVE_WITHIN_S - now))
+
+
+def leave(node: Any, status: int = 0, budget_s: float = LEAVE_BUDGET_S,
+          signalled_at: float | None = None) -> NoReturn:
     """End the process with ``status`` now: ``node`` (an rclpy Node whose executor has
     stopped) leaves the ROS graph, its DDS participant is deleted for at most
-    ``budget_s``, and nothing is torn down entity by entity."""
+    ``budget_s`` (and, given the stop signal's ``time.monotonic()`` as ``signalled_at``,
+    no later than ``LEAVE_WITHIN_S`` after it, ``LEAVE_AT_LEAST_S`` at the least), and
+    nothing is torn down entity by entity."""
     import rclpy
 
     pointer = node.handle.pointer
@@ -62,7 +81,7 @@ def leave(node: Any, status: int = 0, budget_s: float = LEAVE_BUDGET_S) -> NoRet
     if finalize is not None:  # ctypes releases the GIL: the thread runs while we wait
         worker = threading.Thread(target=finalize, args=(pointer,), daemon=True)
         worker.start()
-        worker.join(budget_s)
+        worker.join(deletion_budget(budget_s, signalled_at, time.monotonic()))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)

@@ -7,6 +7,7 @@ imports the other for it. No ROS import: the executor is any object with
 from __future__ import annotations
 
 import signal
+import time
 from collections.abc import Callable
 from types import FrameType
 
@@ -29,11 +30,15 @@ class StopSignals:
 
     def __init__(self) -> None:
         self.received: int | None = None
+        #: ``time.monotonic()`` at the first signal (where the user's wait starts).
+        self.received_at: float | None = None
         #: Until the spin loop runs (a long start-up), a signal interrupts at once.
         self.interrupting = True
         self._previous = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.received_at is None:
+            self.received_at = time.monotonic()
         self.received = signum
         if self.interrupting:  # the first signal only: the next ones find the flag set
             self.interrupting = False
