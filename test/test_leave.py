@@ -18,11 +18,11 @@ from servo_sim.ros.spin import StopSignals
 
 
 def test_the_budget_counts_from_the_signal():
-    # by hand, with the constants' values: within 0.85 s of the signal, 0.7 s at most
-    assert (LEAVE_BUDGET_S, LEAVE_WITHIN_S, LEAVE_AT_LEAST_S) == (0.7, 0.85, 0.1)
+    # by hand, with the constants' values: within 0.75 s of the signal, 0.7 s at most
+    assert (LEAVE_BUDGET_S, LEAVE_WITHIN_S, LEAVE_AT_LEAST_S) == (0.7, 0.75, 0.1)
     assert deletion_budget(0.7, None, 100.0) == 0.7  # no signal: the whole budget
     assert deletion_budget(0.7, 100.0, 100.05) == 0.7  # left at once: the whole budget
-    assert deletion_budget(0.7, 100.0, 100.35) == pytest.approx(0.5)  # a busy machine
+    assert deletion_budget(0.7, 100.0, 100.35) == pytest.approx(0.4)  # a busy machine
     assert deletion_budget(0.7, 100.0, 101.5) == 0.1  # late: the least
     assert deletion_budget(0.3, 100.0, 100.35) == 0.3  # a smaller budget stands
 

@@ -34,7 +34,7 @@ from typing import Any, NoReturn
 LEAVE_BUDGET_S = 0.7
 #: The most time from the stop signal to the process's end (the user's Ctrl-C: within a
 #: second) that the deletion's budget is cut to, and the least it is cut to.
-LEAVE_WITHIN_S = 0.85
+LEAVE_WITHIN_S = 0.75
 LEAVE_AT_LEAST_S = 0.1
 
 
