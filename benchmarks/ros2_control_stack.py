@@ -68,6 +68,7 @@ class StackClient:
 
     def close(self) -> None:
         self.executor.shutdown()
+        self.follow_client.destroy()  # destroy_node leaves it, and it would keep the node
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)
 
@@ -144,8 +145,10 @@ class StackClient:
             self.spin_for(0.5)
         count = len(self.states)
         self.spin_until(lambda: len(self.states) > count + 2, "/joint_states", timeout)
-        self.spin_until(lambda: all(math.isfinite(p) for p in self.positions().values()),
+        self.spin_until(lambda: not running() or all(map(math.isfinite,
+                                                         self.positions().values())),
                         "/joint_states with every position finite (the node's state)", timeout)
+        assert running(), "the stack ended while starting"
         if active == JTC:
             self.spin_until(self.follow_client.server_is_ready, "the JTC action server")
         return time.monotonic() - start

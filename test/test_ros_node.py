@@ -13,7 +13,7 @@ import math
 import time
 
 import pytest
-from conftest import require_ros
+from conftest import destroy_node, require_ros
 
 rclpy, servo_msgs, servo_srvs = require_ros("rclpy", "servo_sim.msg", "servo_sim.srv")
 pytestmark = pytest.mark.ros
@@ -75,11 +75,7 @@ class Harness:
 
     def close(self):
         self.executor.shutdown()
-        # rclpy's destroy_node leaves waitables (a test's ActionClient): one left holds the
-        # node, so its participant stays in the domain, seen by the next test's graph
-        for waitable in list(self.client.waitables):
-            waitable.destroy()
-        self.client.destroy_node()
+        destroy_node(self.client)
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)
 

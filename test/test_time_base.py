@@ -16,7 +16,7 @@ import statistics
 import time
 
 import pytest
-from conftest import REPO, TIMEOUT, require_ros
+from conftest import REPO, TIMEOUT, destroy_node, require_ros
 
 rclpy, servo_msgs, servo_srvs, servo_actions = require_ros(
     "rclpy", "servo_sim.msg", "servo_sim.srv", "servo_sim.action")
@@ -118,9 +118,7 @@ class Consumer:
 
     def close(self) -> None:
         self.executor.shutdown()
-        for waitable in list(self.node.waitables):  # destroy_node leaves them (and the node)
-            waitable.destroy()
-        self.node.destroy_node()
+        destroy_node(self.node)
         rclpy.shutdown(context=self.context)
 
 
