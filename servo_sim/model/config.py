@@ -55,8 +55,11 @@ class ConfigError(ValueError):
     What it is about, for importers that say it in their own terms (the Webots world
     reader): ``motor`` (None: not one motor's), ``field`` (a config field name; None: the
     motor as a whole or nothing in particular), ``value`` and ``reason`` (the message's
-    last part; None when the error was not raised by the config checks).
+    last part; None when the error was not raised by the config checks). A host that
+    knows whose config it was sets ``logger_name`` (the ROS node: its own logger's name).
     """
+
+    logger_name: str | None = None
 
     def __init__(self, message: str, *, motor: str | None = None, field: str | None = None,
                  value: Any = None, reason: str | None = None) -> None:

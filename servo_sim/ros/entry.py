@@ -86,7 +86,7 @@ def node_main(args: list[str] | None = None) -> int:
         executor.add_node(node)
         spin_until_signal(executor, stop)
     except ConfigError as exc:
-        rclpy.logging.get_logger(getattr(exc, "logger_name", "servo_sim")).fatal(str(exc))
+        rclpy.logging.get_logger(exc.logger_name or "servo_sim").fatal(str(exc))
         rclpy.try_shutdown()
         stop.restore()
         return 1

@@ -10,12 +10,13 @@ So the node process, once its devices are safe, (1) finalizes its rcl node direc
 rmw removes the node from the ROS graph at once (peers' ``ros2 node list`` drops it
 within milliseconds) and then deletes the DDS participant with everything in it, which
 tells peers the participant is gone; (2) gives that at most ``LEAVE_BUDGET_S`` and ends
-the process, and ends it no later than ``LEAVE_WITHIN_S`` after the stop signal (on a
-busy machine, ten robots leaving on two cores, the time before the deletion counts
-too). Fast DDS deletes each endpoint of a participant against every other one
-(quadratic again: 1,000 services in 0.45 s, 3,500 in 10 s), so for a larger table the
-deletion is cut short and peers drop the rest of its endpoints when the participant's
-lease runs out (20 s by default). A shorter lease, set in a Fast DDS profile, would
+the process. The deletion also ends ``LEAVE_WITHIN_S`` after the stop signal was handled
+at the latest (ten robots leaving on two cores wait for the CPU before their deletion,
+and a real device's torque off comes first too), but is given ``LEAVE_AT_LEAST_S``
+however late it starts. Fast DDS deletes each endpoint of a participant against every
+other one (quadratic again: 1,000 services in 0.45 s, 3,500 in 10 s), so for a larger
+table the deletion is cut short and peers drop the rest of its endpoints when the
+participant's lease runs out (20 s by default). A shorter lease, set in a Fast DDS profile, would
 shorten that, but makes every peer check the lease ten times as often, which is what
 hangs peers in eProsima/Fast-DDS#6502 (seen here in a test's client): left as it is.
 """
@@ -32,9 +33,10 @@ from typing import Any, NoReturn
 #: The most time the DDS participant's deletion may take before the process ends anyway
 #: (about 1,000 services' worth on a 2-core machine).
 LEAVE_BUDGET_S = 0.7
-#: The most time from the stop signal to the process's end (the user's Ctrl-C: within a
-#: second) that the deletion's budget is cut to, and the least it is cut to.
+#: Where the deletion ends at the latest, counted from the stop signal's handling (the
+#: user's Ctrl-C answered within a second, with the process's own end after it).
 LEAVE_WITHIN_S = 0.75
+#: The least time the deletion is given, however late it starts (the budget's floor).
 LEAVE_AT_LEAST_S = 0.1
 
 
@@ -54,8 +56,9 @@ def _rcl_node_fini() -> Any:
 
 def deletion_budget(budget_s: float, signalled_at: float | None, now: float) -> float:
     """How long the participant's deletion may take from ``now``: ``budget_s``, cut so
-    that the process ends ``LEAVE_WITHIN_S`` after the stop signal at ``signalled_at``
-    (``time.monotonic()``; None: no signal), but never below ``LEAVE_AT_LEAST_S``."""
+    that it ends ``LEAVE_WITHIN_S`` after the stop signal handled at ``signalled_at``
+    (``time.monotonic()``; None: no signal), but not below ``LEAVE_AT_LEAST_S`` (or
+    ``budget_s`` where that is smaller)."""
     if signalled_at is None:
         return budget_s
     return min(budget_s, max(LEAVE_AT_LEAST_S, signalled_at + LEAVE_WITHIN_S - now))

@@ -30,7 +30,8 @@ class StopSignals:
 
     def __init__(self) -> None:
         self.received: int | None = None
-        #: ``time.monotonic()`` at the first signal (where the user's wait starts).
+        #: ``time.monotonic()`` when the first signal was handled (a busy process handles
+        #: it after the executor's current wait, up to ``_WAKE_S``, or later when starved).
         self.received_at: float | None = None
         #: Until the spin loop runs (a long start-up), a signal interrupts at once.
         self.interrupting = True
