@@ -166,7 +166,7 @@ def start_on_a_bus(hw, timeout_s: float = 10.0, retry_s: float = 0.1) -> None:
     so the deadline, not a count of tries, bounds the wait. Fails with the plugin's
     reason, at once if it is finalized."""
     deadline = time.monotonic() + timeout_s
-    while not hw.start(retry_s=retry_s):
+    while not hw.start():
         assert hw.state is not LifecycleState.FINALIZED and time.monotonic() < deadline, \
             hw.component.reason
         time.sleep(retry_s)

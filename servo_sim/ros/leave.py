@@ -16,9 +16,10 @@ and a real device's torque off comes first too), but is given ``LEAVE_AT_LEAST_S
 however late it starts. Fast DDS deletes each endpoint of a participant against every
 other one (quadratic again: 1,000 services in 0.45 s, 3,500 in 10 s), so for a larger
 table the deletion is cut short and peers drop the rest of its endpoints when the
-participant's lease runs out (20 s by default). A shorter lease, set in a Fast DDS profile, would
-shorten that, but makes every peer check the lease ten times as often, which is what
-hangs peers in eProsima/Fast-DDS#6502 (seen here in a test's client): left as it is.
+participant's lease runs out (20 s by default). A shorter lease, set in a Fast DDS
+profile, would shorten that, but makes every peer check the lease ten times as often,
+which is what hangs peers in eProsima/Fast-DDS#6502 (seen here in a test's client): left
+as it is.
 """
 
 from __future__ import annotations

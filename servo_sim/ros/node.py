@@ -82,9 +82,10 @@ class ServoSimNode(EchoFirst, Node):
                                   f"{self.hw.plugin_name!r} runs in real time (nothing "
                                   "would publish /clock)")
         except BaseException as exc:
-            if isinstance(exc, ConfigError):  # said under the node's own name ([r3.servo_sim]);
-                exc.logger_name = self.get_logger().name  # (an override rclpy refused, before
-                # the node exists, is said under servo_sim)
+            # a config error is said under the node's own name ([r3.servo_sim]); one rclpy
+            # raises before the node exists (a refused override) is said under servo_sim
+            if isinstance(exc, ConfigError):
+                exc.logger_name = self.get_logger().name
             # destroyed now, not by the GC later: rcl (Jazzy) finalizing a dead node takes
             # the /rosout publisher of the live node of the same name with it
             self._log_handler.detach()
