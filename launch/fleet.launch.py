@@ -9,7 +9,9 @@ code once (servo_sim.ros.fleet_host); ``fork:=false`` has launch start each one.
 ``discovery`` picks how the participants find each other: ``simple`` (every participant
 learns every other one's endpoints), ``server`` (Fast DDS discovery servers started here,
 on this machine; ``discovery_servers:=2`` for a redundant pair), or the addresses of
-servers running elsewhere. The launch logs the environment that ros2 tools need to see the fleet.
+servers running elsewhere. With servers on this machine the robots take their data on UDP
+at 127.0.0.1, not on shared memory (config/fleet_robot.xml says why). The launch logs the
+environment that ros2 tools need to see the fleet.
 """
 
 import os
@@ -104,13 +106,15 @@ def _fleet(context) -> list:
     actions: list = [LogInfo(msg=f"{len(plan.robots)} robots: "
                                  f"{', '.join('/' + r.namespace for r in plan.robots)}"),
                      LogInfo(msg=plan.discovery.tool_hint(daemon_restarted=daemon))]
+    if not plan.discovery.simple:
+        actions.append(LogInfo(msg=plan.discovery.transport_hint()))
     actions += [ExecuteProcess(cmd=command, additional_env=env, name=f"discovery_server_{i}",
                                output="log")
                 for i, (command, env) in enumerate(plan.discovery.server_commands())]
     # the robots follow the discovery argument, not a ROS_DISCOVERY_SERVER of the shell
     actions += [UnsetEnvironmentVariable(v) for v in _DISCOVERY_VARIABLES]
     actions += [SetEnvironmentVariable(k, v)
-                for k, v in plan.discovery.node_environment().items()]
+                for k, v in plan.discovery.robot_environment().items()]
     forked = flag(arg("fork"), "fork")
     if daemon:
         actions += _daemon(plan.discovery, len(plan.robots), arg("log_level"), forked)
@@ -137,7 +141,9 @@ def _daemon(discovery: fleet.Discovery, robots: int, log_level: str, forked: boo
     # daemon says why)
     restart = ExecuteProcess(cmd=[sys.executable, "-m", "servo_sim.ros.daemon"],
                              name="ros2_daemon_restart",
-                             additional_env=discovery.tool_environment(), output="log")
+                             additional_env={**discovery.tool_environment(),
+                                             **discovery.transport_environment()},
+                             output="log")
     done: set = set()  # the robots done: their pids, or (forked) their loggers' prefixes
 
     def robot_done(robot) -> list:

@@ -246,13 +246,16 @@ STARTED = "2 motor(s) arm, gripper on hardware 'sim'"
 class NodeProcess:
     """``servo_sim_node`` in a namespace of its own, its output in a file."""
 
-    def __init__(self, tmp_path: Path, namespace: str, *ros_args: str) -> None:
+    def __init__(self, tmp_path: Path, namespace: str, *ros_args: str,
+                 env: dict[str, str] | None = None) -> None:
+        """``env``: variables set for this process only, over this one's."""
         self.namespace = namespace
         self.log = tmp_path / f"{namespace}.log"
         with self.log.open("w") as out:
             self.proc = subprocess.Popen(
                 [*NODE, "--ros-args", "-r", f"__ns:=/{namespace}", *ros_args],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env={**os.environ, **(env or {})})
 
     @property
     def output(self) -> str:

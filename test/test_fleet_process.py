@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from conftest import REPO, STARTED, TIMEOUT, NodeProcess, require_ros
@@ -103,7 +104,10 @@ def fleet_of(tmp_path, monkeypatch):
         for k, v in s.discovery.node_environment().items():
             monkeypatch.setenv(k, v)
         monkeypatch.delenv("ROS_SUPER_CLIENT", raising=False)
-        nodes = [NodeProcess(tmp_path, f"r{k}", "--params-file", CONFIG)
+        # the robots' own transports, as the launch gives them (this process's
+        # LOCALHOST: UDP on the loopback only)
+        nodes = [NodeProcess(tmp_path, f"r{k}", "--params-file", CONFIG,
+                             env=s.discovery.transport_environment())
                  for k in range(robots)]
         made.extend(nodes)
         for n in nodes:
@@ -199,6 +203,33 @@ def newcomer_sees(seen: str, wait_s: float, env: dict[str, str]) -> list[str]:
     return done.stdout.split()
 
 
+def shared_memory_ports_listened(pid: int) -> set[str]:
+    """The Fast DDS shared-memory ports a process listens on: the ports whose lock file
+    (``/dev/shm/fastrtps_port<N>_el``; ``fastdds_`` in Fast DDS 3) it holds locked."""
+    names = {str(p.stat().st_ino): p.name for p in Path("/dev/shm").iterdir()
+             if re.fullmatch(r"fast(rtps|dds)_port\d+_el", p.name)}
+    held = set()
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if fields[4] == str(pid) and fields[5].rsplit(":", 1)[-1] in names:
+            held.add(names[fields[5].rsplit(":", 1)[-1]])
+    return held
+
+
+def test_the_robots_take_no_data_on_shared_memory_and_a_default_newcomer_reaches_them(
+        fleet_of):
+    """The robots' profile as the launch gives it (config/fleet_robot.xml): their data on
+    UDP at 127.0.0.1, no shared-memory port to listen on, so that a newcomer's first
+    message to each robot does not wait for a port's proof of life (docs/benchmarks.md);
+    a process of the default transports is answered by them."""
+    _, nodes, watcher = fleet_of(robots=2, servers=1)
+    assert newcomer_calls("r0", "r1") == "ok"
+    for n in nodes:
+        assert shared_memory_ports_listened(n.proc.pid) == set(), n.namespace
+    # the check sees a port where there is one: the watcher listens on shared memory
+    assert shared_memory_ports_listened(watcher.proc.pid)
+
+
 def test_a_restarted_discovery_server_loses_nothing_the_robots_keep_stepping(fleet_of):
     servers, nodes, watcher = fleet_of(robots=3, servers=1)
     assert newcomer_calls("r0", "r1", "r2") == "ok"
@@ -254,13 +285,14 @@ class Host:
 
     ROBOT = re.compile(r"\[servo_sim_fleet\]: robot /(\w+): pid (\d+)")
 
-    def __init__(self, tmp_path, spaces: list[str]) -> None:
+    def __init__(self, tmp_path, spaces: list[str], env: dict[str, str]) -> None:
         self.log = tmp_path / "host.log"
         with self.log.open("w") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "servo_sim.ros.fleet_host",
                  *[a for ns in spaces for a in ("--robot", ns, CONFIG)]],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env={**os.environ, **env})
         self.pids = {}
         self.until(lambda: len(self.pids) == len(spaces), "every robot forked")
 
@@ -308,7 +340,7 @@ def host_of(tmp_path, monkeypatch):
             monkeypatch.setenv(k, v)
         monkeypatch.delenv("ROS_SUPER_CLIENT", raising=False)
         spaces = [f"r{k}" for k in range(robots)]
-        host = Host(tmp_path, spaces)
+        host = Host(tmp_path, spaces, s.discovery.transport_environment())
         made.append(host)
         watcher = Watcher(spaces)
         made.append(watcher)

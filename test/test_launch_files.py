@@ -283,7 +283,7 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
     """Issue 33: robots:=3 discovery:=server: r0..r2 publish through the server the launch
     started, a super client (the environment the launch logs) sees the three, Ctrl-C
     ends all."""
-    from test_fleet_process import Watcher, newcomer_sees
+    from test_fleet_process import Host, Watcher, newcomer_sees, shared_memory_ports_listened
 
     from servo_sim.ros import fleet
 
@@ -298,6 +298,11 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
         watcher = Watcher(["r0", "r1", "r2"])
         watcher.until_every_robot_published()
         assert newcomer_sees("r2", 60.0, discovery.tool_environment()) == ["r0", "r1", "r2"]
+        # the robots have the launch's profile (config/fleet_robot.xml): their data on
+        # UDP at 127.0.0.1, no shared-memory port to listen on
+        robots = dict(Host.ROBOT.findall(log.read_text()))
+        assert sorted(robots) == ["r0", "r1", "r2"]
+        assert not any(shared_memory_ports_listened(int(pid)) for pid in robots.values())
         # the launch restarted the domain's ros2 daemon as a super client: a shell without
         # the discovery environment lists the fleet through it
         env = {k: v for k, v in os.environ.items()
@@ -313,6 +318,8 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
         output = _ctrl_c(launch, log, robots=3)
     assert f"export ROS_DISCOVERY_SERVER='127.0.0.1:{port}' ROS_SUPER_CLIENT='TRUE'" in output
     assert "[discovery_server_0-1]: process started" in output
+    assert re.search(r"the robots take their data on UDP at 127\.0\.0\.1, not on shared "
+                     r"memory \(/\S+/config/fleet_robot\.xml\)", output), output
     assert re.search(r"\[ros2_daemon_restart-\d+\]: process has finished cleanly", output)
     # restarted once every robot's table was whole: its copy of the fleet's endpoints does
     # not compete with the robots' start and tables

@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,12 @@ MAX_SERVERS = 4
 SERVER_EXECUTABLE = "fast-discovery-server"
 #: The servers' Fast DDS profile (config/discovery_server.xml: a 50 ms sync period).
 SERVER_PROFILE = ("config", "discovery_server.xml")
+#: The Fast DDS profile the launch gives its own participants (the robots, the ros2 daemon
+#: it restarts) with servers on this machine: their data on UDP at 127.0.0.1, not on
+#: shared memory (config/fleet_robot.xml says why).
+ROBOT_PROFILE = ("config", "fleet_robot.xml")
+#: Where Fast DDS 2 (Jazzy) and Fast DDS 3 (Kilted) read the path of a profiles file.
+PROFILE_VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
 #: How long a participant killed without a goodbye stays in others' graphs: Fast DDS's
 #: default participant lease duration (what rmw_fastrtps leaves it at), in seconds.
 LEASE_DURATION_S = 20.0
@@ -61,14 +68,43 @@ class Discovery:
         return not self.servers
 
     def node_environment(self) -> dict[str, str]:
-        """Environment of every robot (and of any plain client, e.g. a newcomer calling a
-        service): empty for simple discovery."""
+        """Discovery environment of every robot and of any plain client (a newcomer
+        calling a service): empty for simple discovery."""
         return {} if self.simple else {"ROS_DISCOVERY_SERVER": ";".join(self.servers)}
+
+    def transport_environment(self, environ: Mapping[str, str] | None = None
+                              ) -> dict[str, str]:
+        """Environment that has the participants the launch starts (the robots, the
+        ros2 daemon it restarts) take their data on UDP at 127.0.0.1, not on a
+        shared-memory port (``ROBOT_PROFILE`` says why): with servers all on this
+        machine, and unless the shell (``environ``, by default this process's) names a
+        Fast DDS profiles file of its own; empty otherwise (simple discovery, a server
+        elsewhere: 127.0.0.1 would be out of a remote participant's reach)."""
+        environ = os.environ if environ is None else environ
+        if (self.simple or not all(_on_this_machine(a.rpartition(":")[0])
+                                   for a in self.servers)
+                or any(environ.get(v) for v in PROFILE_VARIABLES)):
+            return {}
+        return dict.fromkeys(PROFILE_VARIABLES, str(data_file(*ROBOT_PROFILE)))
+
+    def robot_environment(self, environ: Mapping[str, str] | None = None
+                          ) -> dict[str, str]:
+        """Environment of every robot: ``node_environment`` and
+        ``transport_environment``."""
+        return {**self.node_environment(), **self.transport_environment(environ)}
 
     def tool_environment(self) -> dict[str, str]:
         """Environment of tools that must see the whole graph (``ros2 node list``, the
         ros2 daemon, rqt): super clients of the servers."""
         return {} if self.simple else {**self.node_environment(), "ROS_SUPER_CLIENT": "TRUE"}
+
+    def transport_hint(self, environ: Mapping[str, str] | None = None) -> str:
+        """The line that says which transports the robots use (with servers)."""
+        profile = self.transport_environment(environ).get(PROFILE_VARIABLES[0])
+        if profile:
+            return (f"the robots take their data on UDP at 127.0.0.1, not on shared memory "
+                    f"({profile})")
+        return "the robots' Fast DDS locators: as Fast DDS and the shell's settings make them"
 
     def tool_hint(self, daemon_restarted: bool = False) -> str:
         """The line that tells a user how to point ros2 tools at the fleet (and, unless
@@ -107,6 +143,12 @@ class Fleet:
 
     robots: tuple[Robot, ...]
     discovery: Discovery = field(default_factory=Discovery)
+
+
+def _on_this_machine(host: str) -> bool:
+    """Whether a server's host is this machine's loopback (``127.x.y.z``,
+    ``localhost``)."""
+    return host == "localhost" or host.startswith("127.")
 
 
 def _count(value: str, name: str, low: int, high: int) -> int:
