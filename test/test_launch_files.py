@@ -388,6 +388,34 @@ def test_a_fleet_launch_takes_namespaces_and_a_config_per_robot(tmp_path, monkey
     assert names["right"] == ["a", "b", "c"]
 
 
+def test_a_forked_fleet_ends_with_a_launch_that_leaves_it_running(tmp_path):
+    """``ros2 launch`` ends on SIGTERM without passing it on ("using SIGTERM can result in
+    orphaned processes"): the host follows its parent's end (PR_SET_PDEATHSIG) and its
+    robots leave as on Ctrl-C."""
+    from test_fleet_process import Host, _running
+
+    launch, log = _fleet_launch(tmp_path, "robots:=2")
+    try:
+        deadline = time.monotonic() + 60
+        while log.read_text().count("per-motor table complete") < 2:
+            assert launch.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        output = log.read_text()
+        host = int(re.search(r"\[servo_sim_fleet-\d+\]: process started with pid \[(\d+)\]",
+                             output)[1])
+        robots = [int(pid) for _, pid in Host.ROBOT.findall(output)]
+        assert len(robots) == 2, output
+        os.kill(launch.pid, signal.SIGTERM)  # the launch alone, as `kill` would
+        launch.wait(timeout=30)
+        deadline = time.monotonic() + 60
+        while left := [pid for pid in [host, *robots] if _running(pid)]:
+            assert time.monotonic() < deadline, f"still running: {left}\n{log.read_text()}"
+            time.sleep(0.05)
+    finally:
+        if launch.poll() is None:
+            os.killpg(launch.pid, signal.SIGKILL)
+
+
 def test_a_bad_fleet_argument_is_one_line_naming_it(tmp_path):
     launch, log = _fleet_launch(tmp_path, "robots:=ten")
     assert launch.wait(timeout=60) != 0

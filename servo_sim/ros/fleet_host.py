@@ -19,7 +19,9 @@ The host says on stdout which pid each robot has and how each ended; SIGINT and 
 are passed on to every robot (after a SIGTERM, those left after ``TERM_GRACE_S`` get
 SIGKILL, as launch would give each of its processes); it exits once every robot has, 0
 if every robot exited 0.
-A robot whose host is killed gets SIGTERM (``PR_SET_PDEATHSIG``) and leaves as on Ctrl-C.
+A robot whose host is killed gets SIGTERM (``PR_SET_PDEATHSIG``) and leaves as on Ctrl-C;
+so does the host when its own parent ends without passing a signal on (``ros2 launch`` on
+SIGTERM, which leaves its processes running, or killed).
 """
 
 from __future__ import annotations
@@ -51,7 +53,10 @@ ENDED_LINE = re.compile(rf"\[{NAME}\]: robot /(\w+) \(pid \d+\) "
 
 def say(text: str) -> None:
     """One line of the host's own, in the format of the robots' info lines."""
-    print(f"[INFO] [{NAME}]: {text}", flush=True)
+    try:
+        print(f"[INFO] [{NAME}]: {text}", flush=True)
+    except BrokenPipeError:  # whoever read the host's output (launch) has ended
+        pass
 
 
 def robot_arguments(namespace: str, config: str, ros_arguments: list[str]) -> list[str]:
@@ -88,6 +93,14 @@ def preload() -> None:
 
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
+
+
+def follow_parent() -> bool:
+    """SIGTERM to this process when its parent ends (``PR_SET_PDEATHSIG``); False if the
+    parent had ended already."""
+    parent = os.getppid()
+    _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    return os.getppid() == parent
 
 
 def _robot(namespace: str, config: str, ros_arguments: list[str], host: int) -> int:
@@ -187,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                         metavar=("NAMESPACE", "CONFIG"),
                         help="a robot: its namespace and parameters file (repeat)")
     options = parser.parse_args(argv)
+    if not follow_parent():  # launch ended before the host could follow it
+        return 1
     try:
         return run([(ns, config) for ns, config in options.robot], ros_arguments)
     except KeyboardInterrupt:  # a Ctrl-C before any robot was forked
