@@ -9,7 +9,7 @@ code once (servo_sim.ros.fleet_host); ``fork:=false`` has launch start each one.
 ``discovery`` picks how the participants find each other: ``simple`` (every participant
 learns every other one's endpoints), ``server`` (Fast DDS discovery servers started here,
 on this machine; ``discovery_servers:=2`` for a redundant pair), or the addresses of
-servers running elsewhere. With servers on this machine the robots take their data on UDP
+servers running elsewhere. With servers on this machine the robots listen on UDP
 at 127.0.0.1, not on shared memory (config/fleet_robot.xml says why). The launch logs the
 environment that ros2 tools need to see the fleet.
 """
@@ -114,18 +114,24 @@ def _fleet(context) -> list:
     # the robots follow the discovery argument, not a ROS_DISCOVERY_SERVER of the shell
     actions += [UnsetEnvironmentVariable(v) for v in _DISCOVERY_VARIABLES]
     actions += [SetEnvironmentVariable(k, v)
-                for k, v in plan.discovery.robot_environment().items()]
+                for k, v in plan.discovery.node_environment().items()]
+    # the robots' own profile for their processes only (not for nodes of a launch that
+    # includes this one)
+    transport = plan.discovery.transport_environment()
     forked = flag(arg("fork"), "fork")
     if daemon:
         actions += _daemon(plan.discovery, len(plan.robots), arg("log_level"), forked)
     passed_on = {name: arg(name) for name in _PASSED_ON}
     if forked:
         return [*actions, ExecuteProcess(
-            cmd=forked_robots([(r.namespace, r.config) for r in plan.robots], **passed_on),
+            cmd=forked_robots([(r.namespace, r.config) for r in plan.robots], **passed_on,
+                              parent=os.getpid()),
+            additional_env=transport,
             name=HOST, output="screen", emulate_tty=True)]
     # servo_sim.launch.py's node, made here (including that file once per robot loads it
     # each time: 0.1 s more before the tenth robot starts)
-    actions += [servo_sim_node(namespace=robot.namespace, config=robot.config, **passed_on)
+    actions += [servo_sim_node(namespace=robot.namespace, config=robot.config, **passed_on,
+                               env=transport)
                 for robot in plan.robots]
     return actions
 

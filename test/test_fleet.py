@@ -59,16 +59,18 @@ PROFILE = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
 
 
 @pytest.mark.parametrize("servers, shell, given", [
-    # servers on this machine: the robots' data on UDP at 127.0.0.1, whatever the range
+    # servers on this machine: the robots listen on UDP at 127.0.0.1, whatever the range
     ("server", {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}, True),
     ("server", {}, True),
     ("localhost:11811;127.0.0.2:11811", {"ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET"}, True),
     # a server elsewhere: 127.0.0.1 would be out of its other clients' reach
     ("127.0.0.1:11811;10.0.0.6:11811", {}, False),
     ("10.0.0.5:11811", {"ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET"}, False),
-    # the shell names a profiles file of its own (Fast DDS 2's name or 3's)
+    # the shell sets the transports itself: a profiles file (Fast DDS 2's variable or
+    # 3's), or the built-in transports
     ("server", {"FASTRTPS_DEFAULT_PROFILES_FILE": "/mine.xml"}, False),
     ("server", {"FASTDDS_DEFAULT_PROFILES_FILE": "/mine.xml"}, False),
+    ("server", {"FASTDDS_BUILTIN_TRANSPORTS": "LARGE_DATA"}, False),
     # simple discovery: nothing
     ("simple", {}, False),
 ])
@@ -77,31 +79,39 @@ def test_the_robots_take_their_data_on_udp_loopback_where_the_servers_are_here(
     d = fleet.discovery(servers, "11811")
     expected = dict.fromkeys(PROFILE, ROBOT_PROFILE) if given else {}
     assert d.transport_environment(shell) == expected
-    assert d.robot_environment(shell) == {**d.node_environment(), **expected}
     assert not set(PROFILE) & set(d.tool_environment())  # the user's tools keep theirs
     if not d.simple:
         assert d.transport_hint(shell) == (
-            f"the robots take their data on UDP at 127.0.0.1, not on shared memory "
+            f"the robots listen on UDP at 127.0.0.1, not on shared memory "
             f"({ROBOT_PROFILE})" if given else
             "the robots' Fast DDS locators: as Fast DDS and the shell's settings make them")
 
 
-def test_the_robots_profile_changes_their_data_locators_and_nothing_else():
-    """One UDPv4 locator at 127.0.0.1 for the robots' data (Fast DDS gives the port);
-    their transports stay rmw_fastrtps's (no transport in the profile)."""
+def test_the_robots_profile_changes_their_listening_locators_and_nothing_else():
+    """One UDPv4 locator at 127.0.0.1 (Fast DDS gives the port) for the robots' data and
+    for the servers' discovery traffic; their transports stay rmw_fastrtps's (none in the
+    profile)."""
     import xml.etree.ElementTree as ET
+
+    def name(element) -> str:
+        return element.tag.split("}")[1]
+
+    def locators(element) -> list:
+        return [(name(kind), [(name(e), e.text) for e in kind])
+                for locator in element for kind in locator]
 
     ns = {"p": "http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles"}
     root = ET.parse(ROBOT_PROFILE).getroot()
     (participant,) = root.findall("p:profiles/*", ns)
-    assert participant.tag == f"{{{ns['p']}}}participant"
+    assert name(participant) == "participant"
     assert participant.get("is_default_profile") == "true"
     (rtps,) = participant
-    (locators,) = rtps
-    assert locators.tag == f"{{{ns['p']}}}defaultUnicastLocatorList"
-    assert [(kind.tag.split("}")[1], [(e.tag.split("}")[1], e.text) for e in kind])
-            for locator in locators for kind in locator] == [
-        ("udpv4", [("address", "127.0.0.1")])]
+    assert [name(e) for e in rtps] == ["builtin", "defaultUnicastLocatorList"]
+    (builtin, data) = rtps
+    (metatraffic,) = builtin
+    assert name(metatraffic) == "metatrafficUnicastLocatorList"
+    loopback = [("udpv4", [("address", "127.0.0.1")])]
+    assert locators(data) == loopback == locators(metatraffic)
 
 
 def test_servers_given_by_address_are_used_not_started():

@@ -30,6 +30,9 @@ pytestmark = pytest.mark.ros
 from servo_sim.ros import fleet  # noqa: E402
 
 CONFIG = str(REPO / "config" / "servo_sim.yaml")
+#: This shell without Fast DDS transport settings of its own (the robots then get the
+#: launch's profile, as a user's fleet does).
+QUIET_SHELL = {k: v for k, v in os.environ.items() if k not in fleet.SHELL_TRANSPORT_VARIABLES}
 #: A fresh process that calls each given robot's /<ns>/arm/get_velocity, prints "ok"
 #: once all answered (or what did not) and exits.
 CALLER = """
@@ -107,7 +110,7 @@ def fleet_of(tmp_path, monkeypatch):
         # the robots' own transports, as the launch gives them (this process's
         # LOCALHOST: UDP on the loopback only)
         nodes = [NodeProcess(tmp_path, f"r{k}", "--params-file", CONFIG,
-                             env=s.discovery.transport_environment())
+                             env=s.discovery.transport_environment(QUIET_SHELL))
                  for k in range(robots)]
         made.extend(nodes)
         for n in nodes:
@@ -206,8 +209,13 @@ def newcomer_sees(seen: str, wait_s: float, env: dict[str, str]) -> list[str]:
 def shared_memory_ports_listened(pid: int) -> set[str]:
     """The Fast DDS shared-memory ports a process listens on: the ports whose lock file
     (``/dev/shm/fastrtps_port<N>_el``; ``fastdds_`` in Fast DDS 3) it holds locked."""
-    names = {str(p.stat().st_ino): p.name for p in Path("/dev/shm").iterdir()
-             if re.fullmatch(r"fast(rtps|dds)_port\d+_el", p.name)}
+    names = {}
+    for p in Path("/dev/shm").iterdir():
+        if re.fullmatch(r"fast(rtps|dds)_port\d+_el", p.name):
+            try:
+                names[str(p.stat().st_ino)] = p.name
+            except FileNotFoundError:  # removed meanwhile (its process ended)
+                pass
     held = set()
     for line in Path("/proc/locks").read_text().splitlines():
         fields = line.split()
@@ -340,7 +348,7 @@ def host_of(tmp_path, monkeypatch):
             monkeypatch.setenv(k, v)
         monkeypatch.delenv("ROS_SUPER_CLIENT", raising=False)
         spaces = [f"r{k}" for k in range(robots)]
-        host = Host(tmp_path, spaces, s.discovery.transport_environment())
+        host = Host(tmp_path, spaces, s.discovery.transport_environment(QUIET_SHELL))
         made.append(host)
         watcher = Watcher(spaces)
         made.append(watcher)
@@ -367,6 +375,22 @@ def test_forked_robots_are_processes_of_their_own_one_killed_leaves_the_others(h
     assert host.proc.wait(timeout=TIMEOUT) == 1, host.output
     for ns in ("r0", "r2"):
         assert f"robot /{ns} (pid {host.pids[ns]}) exited with status 0" in host.output
+
+
+def test_the_hosts_lines_go_nowhere_once_launch_has_ended():
+    """The host's output is launch's pseudo-terminal (emulate_tty): once launch has ended,
+    a write there fails (EIO); the host's lines then go to /dev/null and it goes on (to
+    wait for its robots), with no traceback."""
+    import pty
+
+    master, slave = pty.openpty()
+    os.close(master)  # launch has ended
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom servo_sim.ros.fleet_host import say\n"
+         "say('one')\nsay('two')\nprint('went on', file=sys.stderr)"],
+        stdout=slave, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+    os.close(slave)
+    assert (done.returncode, done.stderr) == (0, "went on\n")
 
 
 def test_forked_robots_leave_when_their_host_is_killed(host_of):

@@ -288,6 +288,8 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
     from servo_sim.ros import fleet
 
     port = fleet.free_port()
+    for variable in fleet.SHELL_TRANSPORT_VARIABLES:  # a shell as users have it
+        monkeypatch.delenv(variable, raising=False)
     launch, log = _fleet_launch(tmp_path, "robots:=3", "discovery:=server",
                                 f"discovery_port:={port}")
     discovery = fleet.discovery("server", str(port))
@@ -318,7 +320,7 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
         output = _ctrl_c(launch, log, robots=3)
     assert f"export ROS_DISCOVERY_SERVER='127.0.0.1:{port}' ROS_SUPER_CLIENT='TRUE'" in output
     assert "[discovery_server_0-1]: process started" in output
-    assert re.search(r"the robots take their data on UDP at 127\.0\.0\.1, not on shared "
+    assert re.search(r"the robots listen on UDP at 127\.0\.0\.1, not on shared "
                      r"memory \(/\S+/config/fleet_robot\.xml\)", output), output
     assert re.search(r"\[ros2_daemon_restart-\d+\]: process has finished cleanly", output)
     # restarted once every robot's table was whole: its copy of the fleet's endpoints does
@@ -395,6 +397,7 @@ def test_a_forked_fleet_ends_with_a_launch_that_leaves_it_running(tmp_path):
     from test_fleet_process import Host, _running
 
     launch, log = _fleet_launch(tmp_path, "robots:=2")
+    fleet_pids: list[int] = []
     try:
         deadline = time.monotonic() + 60
         while log.read_text().count("per-motor table complete") < 2:
@@ -404,6 +407,7 @@ def test_a_forked_fleet_ends_with_a_launch_that_leaves_it_running(tmp_path):
         host = int(re.search(r"\[servo_sim_fleet-\d+\]: process started with pid \[(\d+)\]",
                              output)[1])
         robots = [int(pid) for _, pid in Host.ROBOT.findall(output)]
+        fleet_pids = [host, *robots]
         assert len(robots) == 2, output
         os.kill(launch.pid, signal.SIGTERM)  # the launch alone, as `kill` would
         launch.wait(timeout=30)
@@ -412,8 +416,13 @@ def test_a_forked_fleet_ends_with_a_launch_that_leaves_it_running(tmp_path):
             assert time.monotonic() < deadline, f"still running: {left}\n{log.read_text()}"
             time.sleep(0.05)
     finally:
-        if launch.poll() is None:
+        for pid in fleet_pids:  # what did not end (the case under test) ends here
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+        try:
             os.killpg(launch.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def test_a_bad_fleet_argument_is_one_line_naming_it(tmp_path):

@@ -34,11 +34,13 @@ SERVER_EXECUTABLE = "fast-discovery-server"
 #: The servers' Fast DDS profile (config/discovery_server.xml: a 50 ms sync period).
 SERVER_PROFILE = ("config", "discovery_server.xml")
 #: The Fast DDS profile the launch gives its own participants (the robots, the ros2 daemon
-#: it restarts) with servers on this machine: their data on UDP at 127.0.0.1, not on
+#: it restarts) with servers on this machine: they listen on UDP at 127.0.0.1, not on
 #: shared memory (config/fleet_robot.xml says why).
 ROBOT_PROFILE = ("config", "fleet_robot.xml")
 #: Where Fast DDS 2 (Jazzy) and Fast DDS 3 (Kilted) read the path of a profiles file.
 PROFILE_VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
+#: A shell that sets one of these chooses Fast DDS's transports itself.
+SHELL_TRANSPORT_VARIABLES = (*PROFILE_VARIABLES, "FASTDDS_BUILTIN_TRANSPORTS")
 #: How long a participant killed without a goodbye stays in others' graphs: Fast DDS's
 #: default participant lease duration (what rmw_fastrtps leaves it at), in seconds.
 LEASE_DURATION_S = 20.0
@@ -75,23 +77,18 @@ class Discovery:
     def transport_environment(self, environ: Mapping[str, str] | None = None
                               ) -> dict[str, str]:
         """Environment that has the participants the launch starts (the robots, the
-        ros2 daemon it restarts) take their data on UDP at 127.0.0.1, not on a
-        shared-memory port (``ROBOT_PROFILE`` says why): with servers all on this
-        machine, and unless the shell (``environ``, by default this process's) names a
-        Fast DDS profiles file of its own; empty otherwise (simple discovery, a server
-        elsewhere: 127.0.0.1 would be out of a remote participant's reach)."""
+        ros2 daemon it restarts) listen on UDP at 127.0.0.1, not on a shared-memory port
+        (``ROBOT_PROFILE`` says why): with servers all on this
+        machine, and unless the shell (``environ``, by default this process's) sets
+        Fast DDS's transports itself (a profiles file, ``FASTDDS_BUILTIN_TRANSPORTS``);
+        empty otherwise (simple discovery, a server elsewhere: 127.0.0.1 would be out of
+        a remote participant's reach)."""
         environ = os.environ if environ is None else environ
         if (self.simple or not all(_on_this_machine(a.rpartition(":")[0])
                                    for a in self.servers)
-                or any(environ.get(v) for v in PROFILE_VARIABLES)):
+                or any(environ.get(v) for v in SHELL_TRANSPORT_VARIABLES)):
             return {}
         return dict.fromkeys(PROFILE_VARIABLES, str(data_file(*ROBOT_PROFILE)))
-
-    def robot_environment(self, environ: Mapping[str, str] | None = None
-                          ) -> dict[str, str]:
-        """Environment of every robot: ``node_environment`` and
-        ``transport_environment``."""
-        return {**self.node_environment(), **self.transport_environment(environ)}
 
     def tool_environment(self) -> dict[str, str]:
         """Environment of tools that must see the whole graph (``ros2 node list``, the
@@ -102,7 +99,7 @@ class Discovery:
         """The line that says which transports the robots use (with servers)."""
         profile = self.transport_environment(environ).get(PROFILE_VARIABLES[0])
         if profile:
-            return (f"the robots take their data on UDP at 127.0.0.1, not on shared memory "
+            return (f"the robots listen on UDP at 127.0.0.1, not on shared memory "
                     f"({profile})")
         return "the robots' Fast DDS locators: as Fast DDS and the shell's settings make them"
 

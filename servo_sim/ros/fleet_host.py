@@ -52,11 +52,14 @@ ENDED_LINE = re.compile(rf"\[{NAME}\]: robot /(\w+) \(pid \d+\) "
 
 
 def say(text: str) -> None:
-    """One line of the host's own, in the format of the robots' info lines."""
+    """One line of the host's own, in the format of the robots' info lines; nothing once
+    whoever read them has ended."""
     try:
         print(f"[INFO] [{NAME}]: {text}", flush=True)
-    except BrokenPipeError:  # whoever read the host's output (launch) has ended
-        pass
+    except OSError:  # launch ended: EPIPE on a pipe, EIO on its pseudo-terminal
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # (what the buffer still holds goes there)
+        os.close(devnull)
 
 
 def robot_arguments(namespace: str, config: str, ros_arguments: list[str]) -> list[str]:
@@ -95,10 +98,10 @@ def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
 
-def follow_parent() -> bool:
+def follow_parent(parent: int | None = None) -> bool:
     """SIGTERM to this process when its parent ends (``PR_SET_PDEATHSIG``); False if the
-    parent had ended already."""
-    parent = os.getppid()
+    parent (``parent``, by default the one it has now) has ended already."""
+    parent = os.getppid() if parent is None else parent
     _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     return os.getppid() == parent
 
@@ -199,8 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--robot", nargs=2, action="append", required=True,
                         metavar=("NAMESPACE", "CONFIG"),
                         help="a robot: its namespace and parameters file (repeat)")
+    parser.add_argument("--parent", type=int, metavar="PID",
+                        help="the process that starts the host (launch); by default its "
+                             "parent now: the host ends when it does")
     options = parser.parse_args(argv)
-    if not follow_parent():  # launch ended before the host could follow it
+    if not follow_parent(options.parent):
+        say("the process that started the host has ended: no robot started")
         return 1
     try:
         return run([(ns, config) for ns, config in options.robot], ros_arguments)

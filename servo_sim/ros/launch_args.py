@@ -34,10 +34,11 @@ EXECUTOR = "rclpy executor: auto (events where rclpy has it), events or single_t
 
 
 def servo_sim_node(namespace: str, config: str, use_sim_time: str, real_time_factor: str,
-                   executor: str, log_level: str) -> Any:
+                   executor: str, log_level: str, env: dict[str, str] | None = None) -> Any:
     """The launch action of one servo_sim node (launch_ros ``Node``), its arguments as
     given on the command line, each checked (one line if bad): what servo_sim.launch.py
-    starts, and fleet.launch.py once per robot."""
+    starts, and fleet.launch.py once per robot (``env``: variables for this process
+    only)."""
     from launch_ros.actions import Node
 
     return Node(
@@ -49,6 +50,7 @@ def servo_sim_node(namespace: str, config: str, use_sim_time: str, real_time_fac
         emulate_tty=True,
         parameters=[config, node_parameters(use_sim_time, real_time_factor, executor)],
         arguments=["--ros-args", "--log-level", log_level],
+        additional_env=env or None,
     )
 
 
@@ -60,13 +62,15 @@ def node_parameters(use_sim_time: str, real_time_factor: str, executor: str) -> 
 
 
 def forked_robots(robots: list[tuple[str, str]], use_sim_time: str, real_time_factor: str,
-                  executor: str, log_level: str) -> list[str]:
+                  executor: str, log_level: str, parent: int | None = None) -> list[str]:
     """The command of a fleet's robots forked from one host (servo_sim.ros.fleet_host):
-    each ``(namespace, config)`` with what servo_sim_node() gives every node."""
+    each ``(namespace, config)`` with what servo_sim_node() gives every node; ``parent``:
+    the pid of the process that starts the host (launch), whose end the host follows."""
     parameters = node_parameters(use_sim_time, real_time_factor, executor)
     # JSON is YAML, as rcl reads a -p value: false, 1.0, "auto"
     ros_arguments = [a for name, value in parameters.items()
                      for a in ("-p", f"{name}:={json.dumps(value)}")]
     return [sys.executable, "-m", "servo_sim.ros.fleet_host",
             *[a for namespace, config in robots for a in ("--robot", namespace, config)],
+            *(["--parent", str(parent)] if parent is not None else []),
             "--ros-args", *ros_arguments, "--log-level", log_level]
