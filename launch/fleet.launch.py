@@ -115,12 +115,13 @@ def _fleet(context) -> list:
     actions += [UnsetEnvironmentVariable(v) for v in _DISCOVERY_VARIABLES]
     actions += [SetEnvironmentVariable(k, v)
                 for k, v in plan.discovery.node_environment().items()]
-    # the robots' own profile for their processes only (not for nodes of a launch that
-    # includes this one)
+    # the robots' own profile for their processes (and the daemon's) only, not for nodes
+    # of a launch that includes this one
     transport = plan.discovery.transport_environment()
     forked = flag(arg("fork"), "fork")
     if daemon:
-        actions += _daemon(plan.discovery, len(plan.robots), arg("log_level"), forked)
+        actions += _daemon(plan.discovery, transport, len(plan.robots), arg("log_level"),
+                           forked)
     passed_on = {name: arg(name) for name in _PASSED_ON}
     if forked:
         return [*actions, ExecuteProcess(
@@ -136,7 +137,8 @@ def _fleet(context) -> list:
     return actions
 
 
-def _daemon(discovery: fleet.Discovery, robots: int, log_level: str, forked: bool) -> list:
+def _daemon(discovery: fleet.Discovery, transport: dict[str, str], robots: int,
+            log_level: str, forked: bool) -> list:
     """Restart the domain's ros2 daemon as a super client of the servers (a daemon in
     simple discovery sees none of their clients) once every robot's per-motor table is
     complete or the robot ended (the daemon's copy of the fleet's endpoints, about 5 s of
@@ -147,8 +149,7 @@ def _daemon(discovery: fleet.Discovery, robots: int, log_level: str, forked: boo
     # daemon says why)
     restart = ExecuteProcess(cmd=[sys.executable, "-m", "servo_sim.ros.daemon"],
                              name="ros2_daemon_restart",
-                             additional_env={**discovery.tool_environment(),
-                                             **discovery.transport_environment()},
+                             additional_env={**discovery.tool_environment(), **transport},
                              output="log")
     done: set = set()  # the robots done: their pids, or (forked) their loggers' prefixes
 

@@ -28,6 +28,7 @@ require_ros("rclpy")
 pytestmark = pytest.mark.ros
 
 from servo_sim.ros import fleet  # noqa: E402
+from servo_sim.ros.fleet_host import FORKED_LINE  # noqa: E402
 
 CONFIG = str(REPO / "config" / "servo_sim.yaml")
 #: This shell without Fast DDS transport settings of its own (the robots then get the
@@ -291,8 +292,6 @@ class Host:
     """``python -m servo_sim.ros.fleet_host``: robots forked from one process (what
     fleet.launch.py starts with fork:=true), its output in a file."""
 
-    ROBOT = re.compile(r"\[servo_sim_fleet\]: robot /(\w+): pid (\d+)")
-
     def __init__(self, tmp_path, spaces: list[str], env: dict[str, str]) -> None:
         self.log = tmp_path / "host.log"
         with self.log.open("w") as out:
@@ -307,7 +306,7 @@ class Host:
     @property
     def output(self) -> str:
         text = self.log.read_text()
-        self.pids = {ns: int(pid) for ns, pid in self.ROBOT.findall(text)}
+        self.pids = {ns: int(pid) for ns, pid in FORKED_LINE.findall(text)}
         return text
 
     def until(self, condition, what: str) -> None:

@@ -283,9 +283,10 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
     """Issue 33: robots:=3 discovery:=server: r0..r2 publish through the server the launch
     started, a super client (the environment the launch logs) sees the three, Ctrl-C
     ends all."""
-    from test_fleet_process import Host, Watcher, newcomer_sees, shared_memory_ports_listened
+    from test_fleet_process import Watcher, newcomer_sees, shared_memory_ports_listened
 
     from servo_sim.ros import fleet
+    from servo_sim.ros.fleet_host import FORKED_LINE
 
     port = fleet.free_port()
     for variable in fleet.SHELL_TRANSPORT_VARIABLES:  # a shell as users have it
@@ -302,7 +303,7 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
         assert newcomer_sees("r2", 60.0, discovery.tool_environment()) == ["r0", "r1", "r2"]
         # the robots have the launch's profile (config/fleet_robot.xml): their data on
         # UDP at 127.0.0.1, no shared-memory port to listen on
-        robots = dict(Host.ROBOT.findall(log.read_text()))
+        robots = dict(FORKED_LINE.findall(log.read_text()))
         assert sorted(robots) == ["r0", "r1", "r2"]
         assert not any(shared_memory_ports_listened(int(pid)) for pid in robots.values())
         # the launch restarted the domain's ros2 daemon as a super client: a shell without
@@ -394,7 +395,9 @@ def test_a_forked_fleet_ends_with_a_launch_that_leaves_it_running(tmp_path):
     """``ros2 launch`` ends on SIGTERM without passing it on ("using SIGTERM can result in
     orphaned processes"): the host follows its parent's end (PR_SET_PDEATHSIG) and its
     robots leave as on Ctrl-C."""
-    from test_fleet_process import Host, _running
+    from test_fleet_process import _running
+
+    from servo_sim.ros.fleet_host import FORKED_LINE
 
     launch, log = _fleet_launch(tmp_path, "robots:=2")
     fleet_pids: list[int] = []
@@ -406,13 +409,13 @@ def test_a_forked_fleet_ends_with_a_launch_that_leaves_it_running(tmp_path):
         output = log.read_text()
         host = int(re.search(r"\[servo_sim_fleet-\d+\]: process started with pid \[(\d+)\]",
                              output)[1])
-        robots = [int(pid) for _, pid in Host.ROBOT.findall(output)]
+        robots = [int(pid) for _, pid in FORKED_LINE.findall(output)]
         fleet_pids = [host, *robots]
         assert len(robots) == 2, output
         os.kill(launch.pid, signal.SIGTERM)  # the launch alone, as `kill` would
         launch.wait(timeout=30)
         deadline = time.monotonic() + 60
-        while left := [pid for pid in [host, *robots] if _running(pid)]:
+        while left := [pid for pid in fleet_pids if _running(pid)]:
             assert time.monotonic() < deadline, f"still running: {left}\n{log.read_text()}"
             time.sleep(0.05)
     finally:

@@ -110,11 +110,9 @@ def _robot(namespace: str, config: str, ros_arguments: list[str], host: int) -> 
     """In the forked child: become the robot and run it (never returns to the host's
     code). Signals are blocked on entry; a signal before the node's own handler is in
     place ends the robot quietly, as one during a servo_sim_node's start-up does."""
-    libc = _libc()
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    libc.prctl(_PR_SET_NAME, f"{namespace}.servo_sim"[:15].encode())
-    if os.getppid() != host:  # the host died before PR_SET_PDEATHSIG took
+    if not follow_parent(host):  # the host died before PR_SET_PDEATHSIG took
         return 1
+    _libc().prctl(_PR_SET_NAME, f"{namespace}.servo_sim"[:15].encode())
     from .entry import node_main
 
     for s in StopSignals.SIGNALS:
