@@ -206,7 +206,10 @@ class StackClient:
         return status, result, time.monotonic() - start
 
     def command(self, positions: Sequence[float]) -> None:
-        """One command to forward_position_controller (the joints' positions)."""
+        """One command to forward_position_controller (the joints' positions), once its
+        subscription is matched (a message published before that is lost to it)."""
+        self.spin_until(lambda: self.forward.get_subscription_count() > 0,
+                        f"/{FORWARD}/commands subscribed")
         self.forward.publish(Float64MultiArray(data=[float(p) for p in positions]))
 
     def switch(self, activate: Sequence[str], deactivate: Sequence[str]) -> None:
