@@ -8,8 +8,9 @@ and each ``fork`` (``true``: the robots forked from one host process, the launch
 default; ``false``: each started by launch):
 
 * every robot's first ``/rK/joint_states`` received here (a subscriber made before the
-  launch starts, a plain client of the server; destroyed once every robot's came, so
-  that what follows measures the fleet, not this process taking in its messages);
+  launch starts, a plain client of the server; each robot's destroyed once its first
+  message came, and this process's participant gone once every robot's did, so that what
+  follows measures the fleet, not this process taking in its messages and graph updates);
 * every robot's per-motor table (its "per-motor table complete" log line, as the launch
   prints it) and the CPU floor: the sum of the robots' CPU time up to their own table
   line (and, forked, the host's: the imports they share), over the cores; the last
@@ -219,11 +220,25 @@ def run_one(robots: int, motors: int, discovery: str, fork: str, settle: float, 
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     first: dict[str, float] = {}
-    for ns in spaces:
-        node.create_subscription(JointState, f"/{ns}/joint_states",  # raw: not decoded
-                                 lambda m, ns=ns: first.setdefault(ns, time.monotonic()), 10,
-                                 raw=True)
-    spin = lambda: executor.spin_once(timeout_sec=0.01)  # noqa: E731
+    listening = {ns: node.create_subscription(  # raw: not decoded
+        JointState, f"/{ns}/joint_states",
+        lambda m, ns=ns: first.setdefault(ns, time.monotonic()), 10, raw=True)
+        for ns in spaces}
+
+    def spin() -> None:
+        """Take what came; a robot's subscription goes with its first message (30 robots
+        at 50 Hz are 1,500 messages a second that this process's threads would take in
+        on the fleet's cores, and that the robots would send, while tables grow)."""
+        executor.spin_once(timeout_sec=0.01)
+        for ns in [ns for ns in listening if ns in first]:
+            node.destroy_subscription(listening.pop(ns))
+
+    def leave() -> None:
+        if context.ok():
+            executor.shutdown()
+            node.destroy_node()
+            rclpy.shutdown(context=context)
+
     config = _config(work / f"{motors}.yaml", motors)
     t0 = time.monotonic()
     launch = subprocess.Popen(
@@ -239,11 +254,10 @@ def run_one(robots: int, motors: int, discovery: str, fork: str, settle: float, 
         _until(lambda: len(first) == robots, 120, spin)
         row["first_joint_states_s"] = max(first.values()) - t0 if len(first) == robots \
             else None
-        # from here on this process no longer takes in the robots' joint_states: its
-        # subscriptions go (30 robots at 50 Hz are 1,500 messages a second, which its DDS
-        # threads would receive on the fleet's cores even with nobody spinning here)
-        for subscription in list(node.subscriptions):
-            node.destroy_subscription(subscription)
+        # then this process's participant leaves: it would go on taking in every robot's
+        # graph updates (one per endpoint a table adds, each with the robot's whole
+        # endpoint list) on the fleet's cores while the tables grow
+        leave()
         if not _until(lambda: len(out.table) == robots, 900):
             raise RuntimeError(f"tables: {len(out.table)} of {robots}")
         _until(lambda: out.cpu_at_last_table, 10)  # (taken just after the line: /proc)
@@ -291,9 +305,7 @@ def run_one(robots: int, motors: int, discovery: str, fork: str, settle: float, 
             if launch.poll() is None:
                 os.killpg(launch.pid, 9)
         out.thread.join(timeout=10)
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.shutdown(context=context)
+        leave()
     row["sigint_exits_s"] = [out.ended[ns][0] - t_sigint if ns in out.ended else None
                              for ns in spaces]
     row["exit_statuses"] = sorted({out.ended[ns][1] for ns in spaces if ns in out.ended})
