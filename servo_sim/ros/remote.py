@@ -46,6 +46,11 @@ TUNED_PARAMETERS = ("control_pid", "max_velocity", "max_torque", "max_force",
 TRIGGERS = ("halt", "enable", "disable", "e_stop", "reset_e_stop")
 #: How long a call waits for its service to appear, s.
 CALL_WAIT_S = 5.0
+#: The servo_state messages the link's subscription keeps until its thread takes them:
+#: 10 s at the default 50 Hz. With 10 (0.2 s), a thread held up by a busy machine lost
+#: samples, and a step's figures came from a sparser recording than the node published
+#: (CI, Kilted: rise time 0.264 s where every sample gave 0.240 s).
+STATE_DEPTH = 500
 
 
 @dataclass
@@ -220,7 +225,8 @@ class ServoLink:
             self._changed.clear()
             self._last_state = None
         self._subscription = self.node.create_subscription(
-            servo_msgs.ServoState, f"{target_node}/servo_state", self._on_state, 10)
+            servo_msgs.ServoState, f"{target_node}/servo_state", self._on_state,
+            STATE_DEPTH)
 
     def choose(self, motor: str) -> None:
         """Follow ``motor`` (device name, as in servo_state) of the connected node."""
