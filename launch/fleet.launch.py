@@ -10,8 +10,9 @@ code once (servo_sim.ros.fleet_host); ``fork:=false`` has launch start each one.
 learns every other one's endpoints), ``server`` (Fast DDS discovery servers started here,
 on this machine; ``discovery_servers:=2`` for a redundant pair), or the addresses of
 servers running elsewhere. With servers on this machine the robots listen on UDP
-at 127.0.0.1, not on shared memory (config/fleet_robot.xml says why). The launch logs the
-environment that ros2 tools need to see the fleet.
+at 127.0.0.1, not on shared memory, and take in no other participant's graph updates
+(config/fleet_robot.xml says why). The launch logs the environment that ros2 tools need
+to see the fleet.
 """
 
 import os
@@ -115,13 +116,14 @@ def _fleet(context) -> list:
     actions += [UnsetEnvironmentVariable(v) for v in _DISCOVERY_VARIABLES]
     actions += [SetEnvironmentVariable(k, v)
                 for k, v in plan.discovery.node_environment().items()]
-    # the robots' own profile for their processes (and the daemon's) only, not for nodes
-    # of a launch that includes this one
+    # the robots' own profile for their processes (and the daemon's for it) only, not
+    # for nodes of a launch that includes this one
     transport = plan.discovery.transport_environment()
     forked = flag(arg("fork"), "fork")
     if daemon:
-        actions += _daemon(plan.discovery, transport, len(plan.robots), arg("log_level"),
-                           forked)
+        actions += _daemon(plan.discovery,
+                           plan.discovery.transport_environment(profile=fleet.DAEMON_PROFILE),
+                           len(plan.robots), arg("log_level"), forked)
     passed_on = {name: arg(name) for name in _PASSED_ON}
     if forked:
         return [*actions, ExecuteProcess(

@@ -55,6 +55,7 @@ def test_a_started_server_pair_takes_consecutive_ports_in_server_id_order():
 
 
 ROBOT_PROFILE = str(REPO / "config" / "fleet_robot.xml")
+DAEMON_PROFILE = str(REPO / "config" / "fleet_daemon.xml")
 PROFILE = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
 
 
@@ -79,39 +80,60 @@ def test_the_robots_take_their_data_on_udp_loopback_where_the_servers_are_here(
     d = fleet.discovery(servers, "11811")
     expected = dict.fromkeys(PROFILE, ROBOT_PROFILE) if given else {}
     assert d.transport_environment(shell) == expected
+    daemon = dict.fromkeys(PROFILE, DAEMON_PROFILE) if given else {}
+    assert d.transport_environment(shell, profile=fleet.DAEMON_PROFILE) == daemon
     assert not set(PROFILE) & set(d.tool_environment())  # the user's tools keep theirs
     if not d.simple:
         assert d.transport_hint(shell) == (
-            f"the robots listen on UDP at 127.0.0.1, not on shared memory "
-            f"({ROBOT_PROFILE})" if given else
+            f"the robots listen on UDP at 127.0.0.1, not on shared memory, and read no "
+            f"graph of others ({ROBOT_PROFILE})" if given else
             "the robots' Fast DDS locators: as Fast DDS and the shell's settings make them")
 
 
-def test_the_robots_profile_changes_their_listening_locators_and_nothing_else():
-    """One UDPv4 locator at 127.0.0.1 (Fast DDS gives the port) for the robots' data and
-    for the servers' discovery traffic; their transports stay rmw_fastrtps's (none in the
-    profile)."""
+def _profiles(path: str) -> list:
     import xml.etree.ElementTree as ET
 
-    def name(element) -> str:
-        return element.tag.split("}")[1]
-
-    def locators(element) -> list:
-        return [(name(kind), [(name(e), e.text) for e in kind])
-                for locator in element for kind in locator]
-
     ns = {"p": "http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles"}
-    root = ET.parse(ROBOT_PROFILE).getroot()
-    (participant,) = root.findall("p:profiles/*", ns)
-    assert name(participant) == "participant"
+    return ET.parse(path).getroot().findall("p:profiles/*", ns)
+
+
+def _name(element) -> str:
+    return element.tag.split("}")[1]
+
+
+def _locators(participant) -> list:
+    """The default profile's listening locators: (data, discovery traffic); nothing else
+    in its rtps element (transports stay rmw_fastrtps's)."""
+    assert _name(participant) == "participant"
     assert participant.get("is_default_profile") == "true"
     (rtps,) = participant
-    assert [name(e) for e in rtps] == ["builtin", "defaultUnicastLocatorList"]
+    assert [_name(e) for e in rtps] == ["builtin", "defaultUnicastLocatorList"]
     (builtin, data) = rtps
     (metatraffic,) = builtin
-    assert name(metatraffic) == "metatrafficUnicastLocatorList"
+    assert _name(metatraffic) == "metatrafficUnicastLocatorList"
+    return [[(_name(kind), [(_name(e), e.text) for e in kind])
+             for locator in element for kind in locator] for element in (data, metatraffic)]
+
+
+def test_the_robots_and_the_daemons_profiles_listen_on_udp_loopback_only():
+    """One UDPv4 locator at 127.0.0.1 (Fast DDS gives the port) for the data and for the
+    servers' discovery traffic, in both profiles."""
     loopback = [("udpv4", [("address", "127.0.0.1")])]
-    assert locators(data) == loopback == locators(metatraffic)
+    for path in (ROBOT_PROFILE, DAEMON_PROFILE):
+        assert _locators(_profiles(path)[0]) == [loopback, loopback], path
+
+
+def test_only_the_robots_graph_reader_has_a_partition_of_its_own():
+    """rmw_fastrtps gives the graph topic's reader the data_reader profile named after it
+    (ros_discovery_info): the robots' is in a partition no writer has; the daemon's
+    profile has none (it reads the whole graph)."""
+    (_, reader) = _profiles(ROBOT_PROFILE)
+    assert (_name(reader), reader.get("profile_name")) == ("data_reader", "ros_discovery_info")
+    (qos,) = reader
+    (partition,) = qos
+    assert [(_name(e), [n.text for n in e]) for e in partition] == [
+        ("names", ["servo_sim_fleet_robot_reads_no_graph"])]
+    assert [_name(e) for e in _profiles(DAEMON_PROFILE)] == ["participant"]
 
 
 def test_servers_given_by_address_are_used_not_started():

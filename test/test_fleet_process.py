@@ -239,6 +239,25 @@ def test_the_robots_take_no_data_on_shared_memory_and_a_default_newcomer_reaches
     assert shared_memory_ports_listened(watcher.proc.pid)
 
 
+def test_a_robot_reads_no_graph_of_others_and_tools_and_the_daemon_see_every_robot(
+        fleet_of):
+    """The robots' profile (config/fleet_robot.xml): a participant with it takes in no
+    other participant's graph updates (each robot's table sends hundreds, to every
+    robot: docs/benchmarks.md), so its graph has no other node; the robots' own updates
+    still reach a tool of the default profile, and one with the profile the launch gives
+    the ros2 daemon (config/fleet_daemon.xml)."""
+    servers, _, _ = fleet_of(robots=2, servers=1)
+    tools = servers.discovery.tool_environment()
+    daemon = servers.discovery.transport_environment(QUIET_SHELL, profile=fleet.DAEMON_PROFILE)
+    robot = servers.discovery.transport_environment(QUIET_SHELL)
+    assert robot and daemon and robot != daemon
+    assert newcomer_sees("r1", TIMEOUT, tools) == ["r0", "r1"]
+    assert newcomer_sees("r1", TIMEOUT, {**tools, **daemon}) == ["r0", "r1"]
+    # a super client too (the servers send it every endpoint), but its graph reader in the
+    # robots' partition: no node in 5 s, where the two above saw both at once
+    assert newcomer_sees("r1", 5.0, {**tools, **robot}) == []
+
+
 def test_a_restarted_discovery_server_loses_nothing_the_robots_keep_stepping(fleet_of):
     servers, nodes, watcher = fleet_of(robots=3, servers=1)
     assert newcomer_calls("r0", "r1", "r2") == "ok"

@@ -322,7 +322,8 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
     assert f"export ROS_DISCOVERY_SERVER='127.0.0.1:{port}' ROS_SUPER_CLIENT='TRUE'" in output
     assert "[discovery_server_0-1]: process started" in output
     assert re.search(r"the robots listen on UDP at 127\.0\.0\.1, not on shared "
-                     r"memory \(/\S+/config/fleet_robot\.xml\)", output), output
+                     r"memory, and read no graph of others \(/\S+/config/fleet_robot\.xml\)",
+                     output), output
     assert re.search(r"\[ros2_daemon_restart-\d+\]: process has finished cleanly", output)
     # restarted once every robot's table was whole: its copy of the fleet's endpoints does
     # not compete with the robots' start and tables

@@ -33,10 +33,12 @@ MAX_SERVERS = 4
 SERVER_EXECUTABLE = "fast-discovery-server"
 #: The servers' Fast DDS profile (config/discovery_server.xml: a 50 ms sync period).
 SERVER_PROFILE = ("config", "discovery_server.xml")
-#: The Fast DDS profile the launch gives its own participants (the robots, the ros2 daemon
-#: it restarts) with servers on this machine: they listen on UDP at 127.0.0.1, not on
-#: shared memory (config/fleet_robot.xml says why).
+#: The Fast DDS profile the launch gives its robots with servers on this machine: they
+#: listen on UDP at 127.0.0.1, not on shared memory, and take in no other participant's
+#: graph updates (config/fleet_robot.xml says why).
 ROBOT_PROFILE = ("config", "fleet_robot.xml")
+#: The ros2 daemon's, which the launch restarts: the robots' locators, the whole graph.
+DAEMON_PROFILE = ("config", "fleet_daemon.xml")
 #: Where Fast DDS 2 (Jazzy) and Fast DDS 3 (Kilted) read the path of a profiles file.
 PROFILE_VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
 #: A shell that sets one of these chooses Fast DDS's transports itself.
@@ -74,21 +76,22 @@ class Discovery:
         calling a service): empty for simple discovery."""
         return {} if self.simple else {"ROS_DISCOVERY_SERVER": ";".join(self.servers)}
 
-    def transport_environment(self, environ: Mapping[str, str] | None = None
-                              ) -> dict[str, str]:
-        """Environment that has the participants the launch starts (the robots, the
-        ros2 daemon it restarts) listen on UDP at 127.0.0.1, not on a shared-memory port
-        (``ROBOT_PROFILE`` says why): with servers all on this
-        machine, and unless the shell (``environ``, by default this process's) sets
-        Fast DDS's transports itself (a profiles file, ``FASTDDS_BUILTIN_TRANSPORTS``);
-        empty otherwise (simple discovery, a server elsewhere: 127.0.0.1 would be out of
-        a remote participant's reach)."""
+    def transport_environment(self, environ: Mapping[str, str] | None = None,
+                              profile: tuple[str, str] = ROBOT_PROFILE) -> dict[str, str]:
+        """Environment that gives the participants the launch starts their Fast DDS
+        ``profile``: ``ROBOT_PROFILE`` for the robots, ``DAEMON_PROFILE`` for the ros2
+        daemon it restarts. Both listen on UDP at 127.0.0.1, not on a shared-memory port;
+        the robots also take in no other participant's graph updates (the files say
+        why). With servers all on this machine, and unless the shell (``environ``, by
+        default this process's) sets Fast DDS's transports itself (a profiles file,
+        ``FASTDDS_BUILTIN_TRANSPORTS``); empty otherwise (simple discovery, a server
+        elsewhere: 127.0.0.1 would be out of a remote participant's reach)."""
         environ = os.environ if environ is None else environ
         if (self.simple or not all(_on_this_machine(a.rpartition(":")[0])
                                    for a in self.servers)
                 or any(environ.get(v) for v in SHELL_TRANSPORT_VARIABLES)):
             return {}
-        return dict.fromkeys(PROFILE_VARIABLES, str(data_file(*ROBOT_PROFILE)))
+        return dict.fromkeys(PROFILE_VARIABLES, str(data_file(*profile)))
 
     def tool_environment(self) -> dict[str, str]:
         """Environment of tools that must see the whole graph (``ros2 node list``, the
@@ -99,8 +102,8 @@ class Discovery:
         """The line that says which transports the robots use (with servers)."""
         profile = self.transport_environment(environ).get(PROFILE_VARIABLES[0])
         if profile:
-            return (f"the robots listen on UDP at 127.0.0.1, not on shared memory "
-                    f"({profile})")
+            return (f"the robots listen on UDP at 127.0.0.1, not on shared memory, and "
+                    f"read no graph of others ({profile})")
         return "the robots' Fast DDS locators: as Fast DDS and the shell's settings make them"
 
     def tool_hint(self, daemon_restarted: bool = False) -> str:
