@@ -258,6 +258,88 @@ def test_a_robot_reads_no_graph_of_others_and_tools_and_the_daemon_see_every_rob
     assert newcomer_sees("r1", 5.0, {**tools, **robot}) == []
 
 
+class Nudge:
+    """servo_sim.ros.fleet_nudge for the given robots, as fleet.launch.py starts it (a
+    super client with the daemon's profile), its stdout lines read as they come."""
+
+    def __init__(self, servers: Servers, *arguments: str) -> None:
+        from servo_sim.ros import fleet_nudge
+
+        self.ready = fleet_nudge.READY_LINE
+        env = {**os.environ, **servers.discovery.tool_environment(),
+               **servers.discovery.transport_environment(QUIET_SHELL,
+                                                         profile=fleet.DAEMON_PROFILE)}
+        self.proc = subprocess.Popen([sys.executable, "-m", "servo_sim.ros.fleet_nudge",
+                                      *arguments], env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines: list[str] = []  # stdout's
+        threading.Thread(target=lambda: self.lines.extend(self.proc.stdout), daemon=True
+                         ).start()
+
+    def until_ready(self) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while self.ready + "\n" not in self.lines:
+            assert self.proc.poll() is None and time.monotonic() < deadline, self.lines
+            time.sleep(0.05)
+
+    def said(self) -> str:
+        """What it said on stderr, once it ended with status 0."""
+        try:
+            _, err = self.proc.communicate(timeout=TIMEOUT)
+        finally:
+            self.proc.kill()
+        assert self.proc.returncode == 0, err
+        return err
+
+
+def udp_sockets(pid: int) -> int:
+    """How many UDP sockets a process has open (a DDS participant has several)."""
+    inodes = {os.readlink(f"/proc/{pid}/fd/{fd}")[8:-1] for fd in os.listdir(f"/proc/{pid}/fd")
+              if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:[")}
+    table = Path("/proc/net/udp").read_text().splitlines()[1:]
+    return sum(line.split()[9] in inodes for line in table)
+
+
+def test_the_nudge_joins_at_its_signal_sees_every_robot_and_leaves(fleet_of):
+    """The launch's nudge (servo_sim.ros.fleet_nudge): no participant until SIGUSR1, then
+    a super client of the servers until it has every robot's joint_states writer, then
+    gone, status 0; a robot it never sees keeps it --stay seconds."""
+    servers, _, _ = fleet_of(robots=2, servers=1)
+    nudge = Nudge(servers, "r0", "r1")
+    nudge.until_ready()
+    assert udp_sockets(nudge.proc.pid) == 0
+    nudge.proc.send_signal(signal.SIGUSR1)
+    assert re.fullmatch(r"servo_sim_fleet_nudge: joined, saw every robot's joint_states "
+                        r"writer and left after \d+\.\d\d s \(\d+\.\d\d s of CPU\)\n",
+                        nudge.said())
+    unseen = Nudge(servers, "r9", "--stay", "2")
+    unseen.until_ready()
+    unseen.proc.send_signal(signal.SIGUSR1)
+    said = re.fullmatch(r"servo_sim_fleet_nudge: joined and left after (\d+\.\d\d) s without "
+                        r"seeing the joint_states of /r9 \(\d+\.\d\d s of CPU\)\n",
+                        unseen.said())
+    assert said and float(said[1]) >= 2.0
+
+
+def test_the_nudge_ends_quietly_on_ctrl_c_before_or_after_it_joined(fleet_of):
+    servers, _, _ = fleet_of(robots=1, servers=1)
+    waiting = Nudge(servers, "r0")
+    waiting.until_ready()
+    waiting.proc.send_signal(signal.SIGINT)
+    assert waiting.said() == ""
+    assert waiting.lines == [waiting.ready + "\n"]
+    joined = Nudge(servers, "r9", "--stay", "600")  # a robot it will not see: it stays
+    joined.until_ready()
+    joined.proc.send_signal(signal.SIGUSR1)
+    deadline = time.monotonic() + TIMEOUT
+    while not udp_sockets(joined.proc.pid):  # its participant is there
+        assert time.monotonic() < deadline, joined.lines
+        time.sleep(0.05)
+    joined.proc.send_signal(signal.SIGINT)
+    assert joined.said().startswith("servo_sim_fleet_nudge: stopped before seeing every "
+                                    "robot (")
+
+
 def test_a_restarted_discovery_server_loses_nothing_the_robots_keep_stepping(fleet_of):
     servers, nodes, watcher = fleet_of(robots=3, servers=1)
     assert newcomer_calls("r0", "r1", "r2") == "ok"
