@@ -26,6 +26,7 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import (
     DeclareLaunchArgument,
+    EmitEvent,
     ExecuteProcess,
     LogInfo,
     OpaqueFunction,
@@ -34,9 +35,11 @@ from launch.actions import (
     UnsetEnvironmentVariable,
 )
 from launch.event_handlers import OnProcessExit, OnProcessIO, OnShutdown
+from launch.events import matches_action
+from launch.events.process import SignalProcess
 from launch.substitutions import LaunchConfiguration
 
-from servo_sim.ros import fleet
+from servo_sim.ros import fleet, fleet_nudge
 from servo_sim.ros.fleet_host import ENDED_LINE
 from servo_sim.ros.fleet_host import NAME as HOST
 from servo_sim.ros.launch_args import (
@@ -88,6 +91,8 @@ _DISCOVERY_VARIABLES = ("ROS_DISCOVERY_SERVER", "ROS_SUPER_CLIENT")
 #: A robot's process (launch's name for it) and the line that says its table is whole.
 _ROBOT = "servo_sim_node"
 _TABLE_LINE = b"per-motor table complete"
+_START_LINE = re.compile(rb"\d+ motor\(s\) .* on hardware ")
+_READY_LINE = fleet_nudge.READY_LINE.encode()
 #: A forked robot's lines: its node's (logger "<ns with dots>.servo_sim") and the
 #: host's when it ended.
 _LOGGER = re.compile(rb"\[([\w.]+)\.servo_sim\]")
@@ -120,10 +125,8 @@ def _fleet(context) -> list:
     # for nodes of a launch that includes this one
     transport = plan.discovery.transport_environment()
     forked = flag(arg("fork"), "fork")
-    if daemon:
-        actions += _daemon(plan.discovery,
-                           plan.discovery.transport_environment(profile=fleet.DAEMON_PROFILE),
-                           len(plan.robots), arg("log_level"), forked)
+    if not plan.discovery.simple:
+        actions += _after_robots(plan, daemon, arg("log_level"), forked)
     passed_on = {name: arg(name) for name in _PASSED_ON}
     if forked:
         return [*actions, ExecuteProcess(
@@ -139,66 +142,110 @@ def _fleet(context) -> list:
     return actions
 
 
-def _daemon(discovery: fleet.Discovery, transport: dict[str, str], robots: int,
-            log_level: str, forked: bool) -> list:
-    """Restart the domain's ros2 daemon as a super client of the servers (a daemon in
-    simple discovery sees none of their clients) once every robot's per-motor table is
-    complete or the robot ended (the daemon's copy of the fleet's endpoints, about 5 s of
-    CPU at 10 x 30, then does not compete with the robots' start and tables), and stop it
-    when the launch ends. With a log level that hides the robots' info lines, at once."""
-    ros2 = shutil.which("ros2")
+def _after_robots(plan: fleet.Fleet, daemon: bool, log_level: str, forked: bool) -> list:
+    """With discovery servers: the nudge (servo_sim.ros.fleet_nudge), which joins the
+    servers as a super client once every robot has logged its start (or ended), and, with
+    ``daemon``, the restart of the domain's ros2 daemon as their super client once every
+    robot's per-motor table is complete (its copy of the fleet's endpoints, about 5 s of
+    CPU at 10 x 30, then does not compete with the robots' start and tables), stopped
+    when the launch ends. Without the robots' info lines to wait for (a log level that
+    hides them, or forked, a console format without the logger's name, which says whose
+    line it is), no nudge and the daemon at once."""
+    tools = {**plan.discovery.tool_environment(),
+             **plan.discovery.transport_environment(profile=fleet.DAEMON_PROFILE)}
+    handlers = []
+    if daemon:
+        ros2 = shutil.which("ros2")
+
+        def stop_at_shutdown(context) -> None:
+            # not waited for (0.4 s of ros2cli start-up would hold launch's loop, and with
+            # it the robots' exits); in a session of its own, out of reach of a second
+            # Ctrl-C
+            subprocess.Popen([ros2, "daemon", "stop"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+
+        handlers.append(RegisterEventHandler(OnShutdown(on_shutdown=[OpaqueFunction(
+            function=stop_at_shutdown)])))
     # stop and start in one process, again while another daemon is found (servo_sim.ros.
     # daemon says why)
-    restart = ExecuteProcess(cmd=[sys.executable, "-m", "servo_sim.ros.daemon"],
-                             name="ros2_daemon_restart",
-                             additional_env={**discovery.tool_environment(), **transport},
-                             output="log")
-    done: set = set()  # the robots done: their pids, or (forked) their loggers' prefixes
-
-    def robot_done(robot) -> list:
-        if robot in done:
-            return []
-        done.add(robot)
-        return [restart] if len(done) == robots else []
-
-    # the start of a line split across reads, per process and stream (a forked fleet's
-    # robots log on the host's stderr, the host on its stdout)
-    tails: dict[tuple[int, str], bytes] = {}
-
-    def robot_output(event) -> list:
-        stream = (event.pid, type(event).__name__)
-        *lines, tails[stream] = (tails.get(stream, b"") + event.text).split(b"\n")
-        actions = []
-        for line in lines:
-            if not forked:
-                actions += robot_done(event.pid) if _TABLE_LINE in line else []
-                continue
-            if _TABLE_LINE in line and (m := _LOGGER.search(line)):
-                actions += robot_done(m[1])
-            if m := _ENDED.search(line):  # before its table: it will not come
-                actions += robot_done(m[1])
-        return actions
-
-    def robot_exit(event, context) -> list:
-        return robot_done(event.pid) if event.action.name.startswith(_ROBOT) else []
-
-    def stop_at_shutdown(context) -> None:
-        # not waited for (0.4 s of ros2cli start-up would hold launch's loop, and with it
-        # the robots' exits); in a session of its own, out of reach of a second Ctrl-C
-        subprocess.Popen([ros2, "daemon", "stop"], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
-
-    handlers = [RegisterEventHandler(OnShutdown(on_shutdown=[OpaqueFunction(
-        function=stop_at_shutdown)]))]
-    # no line to wait for: the robots' info lines hidden, or (forked) a console format
-    # without the logger's name, which says whose table a line is
+    restart = [ExecuteProcess(cmd=[sys.executable, "-m", "servo_sim.ros.daemon"],
+                              name="ros2_daemon_restart", additional_env=tools,
+                              output="log")] if daemon else []
     unnamed = forked and "{name}" not in os.environ.get("RCUTILS_CONSOLE_OUTPUT_FORMAT",
                                                          "{name}")
     if log_level.lower() not in ("debug", "info") or unnamed:
-        return [restart, *handlers]
-    return [RegisterEventHandler(OnProcessIO(on_stdout=robot_output,
-                                             on_stderr=robot_output)),
-            RegisterEventHandler(OnProcessExit(on_exit=robot_exit)), *handlers]
+        return [*restart, *handlers]
+    nudge = ExecuteProcess(cmd=[sys.executable, "-m", "servo_sim.ros.fleet_nudge",
+                                *(r.namespace for r in plan.robots)],
+                           name="fleet_nudge", additional_env=tools, output="log")
+    lines = _RobotLines(len(plan.robots), forked, nudge, restart)
+    return [nudge, *handlers,
+            RegisterEventHandler(OnProcessIO(on_stdout=lines.output, on_stderr=lines.output)),
+            RegisterEventHandler(OnProcessExit(on_exit=lines.exit))]
+
+
+class _RobotLines:
+    """The robots' start and table lines, as launch reads them: once every robot has
+    logged its start (or ended) and the nudge said it is ready, SIGUSR1 to the nudge;
+    once every robot's table is complete (or it ended), the ``after_tables`` actions."""
+
+    def __init__(self, robots: int, forked: bool, nudge: ExecuteProcess,
+                 after_tables: list) -> None:
+        self.robots, self.forked, self.nudge = robots, forked, nudge
+        self.after_tables = after_tables
+        # the robots started and done: their pids, or (forked) their loggers' prefixes
+        self.started: set = set()
+        self.done: set = set()
+        self.nudge_ready = self.nudged = False
+        # the start of a line split across reads, per process and stream (a forked
+        # fleet's robots log on the host's stderr, the host on its stdout)
+        self.tails: dict[tuple[int, str], bytes] = {}
+
+    def _robot(self, robot, started: bool = False, done: bool = False) -> list:
+        actions = []
+        if done and robot not in self.done:
+            self.done.add(robot)
+            actions += self.after_tables if len(self.done) == self.robots else []
+        if (started or done) and robot not in self.started:
+            self.started.add(robot)
+        return actions + self._nudge()
+
+    def _nudge(self) -> list:
+        if self.nudged or not self.nudge_ready or len(self.started) < self.robots:
+            return []
+        self.nudged = True
+        return [EmitEvent(event=SignalProcess(signal_number=fleet_nudge.JOIN_SIGNAL,
+                                              process_matcher=matches_action(self.nudge)))]
+
+    def output(self, event) -> list:
+        stream = (event.pid, type(event).__name__)
+        *lines, self.tails[stream] = (self.tails.get(stream, b"") + event.text).split(b"\n")
+        if event.action is self.nudge:
+            self.nudge_ready |= any(_READY_LINE in line for line in lines)
+            return self._nudge()
+        actions = []
+        for line in lines:
+            robot = event.pid
+            if self.forked:
+                if m := _ENDED.search(line):  # before its table: it will not come
+                    actions += self._robot(m[1], done=True)
+                    continue
+                if not (m := _LOGGER.search(line)):
+                    continue
+                robot = m[1]
+            if _TABLE_LINE in line:
+                actions += self._robot(robot, done=True)
+            elif _START_LINE.search(line):
+                actions += self._robot(robot, started=True)
+        return actions
+
+    def exit(self, event, context) -> list:
+        if event.action is self.nudge:
+            self.nudged = True  # (a signal now would find no process)
+            return []
+        if event.action.name.startswith(_ROBOT):
+            return self._robot(event.pid, done=True)
+        return []
 
 
 def generate_launch_description() -> LaunchDescription:

@@ -325,6 +325,14 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
                      r"memory, and read no graph of others \(/\S+/config/fleet_robot\.xml\)",
                      output), output
     assert re.search(r"\[ros2_daemon_restart-\d+\]: process has finished cleanly", output)
+    # the nudge (servo_sim.ros.fleet_nudge) joined the servers once every robot had
+    # started, and left having seen every robot
+    starts = [m.start() for m in re.finditer(r"\] \[r\d\.servo_sim\]: 2 motor\(s\) ", output)]
+    assert len(starts) == 3, output
+    assert output.index("sending signal 'SIGUSR1' to process[fleet_nudge-") > max(starts)
+    assert re.search(r"\[fleet_nudge-\d+\] servo_sim_fleet_nudge: joined, saw every robot's "
+                     r"joint_states writer and left", output), output
+    assert re.search(r"\[fleet_nudge-\d+\]: process has finished cleanly", output), output
     # restarted once every robot's table was whole: its copy of the fleet's endpoints does
     # not compete with the robots' start and tables
     tables = [m.start() for m in re.finditer(r"per-motor table complete", output)]
@@ -340,9 +348,9 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
 
 
 def test_a_fleet_launch_at_log_level_warn_restarts_the_daemon_all_the_same(tmp_path):
-    """With the robots' info lines hidden (no table line to wait for), the daemon is
-    restarted as the servers' super client at once: a shell without the discovery
-    environment still lists the fleet."""
+    """With the robots' info lines hidden (no start or table line to wait for), the
+    daemon is restarted as the servers' super client at once, and no nudge is started:
+    a shell without the discovery environment still lists the fleet."""
     from servo_sim.ros import fleet
 
     port = fleet.free_port()
@@ -359,6 +367,7 @@ def test_a_fleet_launch_at_log_level_warn_restarts_the_daemon_all_the_same(tmp_p
     finally:
         output = _ctrl_c(launch, log, robots=2)
     assert "per-motor table complete" not in output
+    assert "fleet_nudge" not in output  # no start line to wait for: no nudge
 
 
 def _ros2(arguments: list[str], env: dict[str, str]) -> list[str]:
