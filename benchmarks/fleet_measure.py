@@ -15,8 +15,8 @@ default; ``false``: each started by launch):
   prints it) and the CPU floor: the sum of the robots' CPU time up to their own table
   line (and, forked, the host's: the imports they share), over the cores; the last
   table / floor, and beside it all the CPU that ran up to the last table (the robots'
-  steps after their own tables, the servers, the launch process) over the cores and the
-  floor: the least that ratio could be with that CPU on these cores;
+  steps after their own tables, the servers, the launch's nudge, the launch process) over
+  the cores and the floor: the least that ratio could be with that CPU on these cores;
 * the fleet's CPU (robots, servers, the launch process and the ros2 daemon it restarted,
   over 1 s windows) right after
   the last table, settled (the mean of the last 5 windows of ``--settle`` seconds), and
@@ -123,6 +123,8 @@ class LaunchOutput:
     DIED = re.compile(r"\[(servo_sim_node-\d+)\]: process has died .*exit code (-?\d+)")
     # a robot forked by the fleet's host (fork:=true): its pid, and how it ended
     FORKED, FORK_ENDED = FORKED_LINE, ENDED_LINE
+    # the launch's nudge (servo_sim.ros.fleet_nudge) as it ends: its own CPU time
+    NUDGE_CPU = re.compile(r"servo_sim_fleet_nudge: .* \((\d+\.\d+) s of CPU\)")
 
     def __init__(self, proc: subprocess.Popen, log: Path, robots: int | None = None) -> None:
         self.proc, self.log, self.robots = proc, log, robots
@@ -135,6 +137,7 @@ class LaunchOutput:
         self.ended: dict[str, tuple[float, int]] = {}    # ns -> (moment, exit status)
         self.lines: list[str] = []
         self.cpu_used: dict[int, float] = {}  # pid -> CPU s, the most seen
+        self.nudge_cpu_s = 0.0                # as the nudge said it when it left
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
@@ -146,6 +149,8 @@ class LaunchOutput:
                 self.lines.append(line)
                 if m := self.STARTED.search(line):
                     self.pids[m[1]] = int(m[2])
+                elif m := self.NUDGE_CPU.search(line):
+                    self.nudge_cpu_s = float(m[1])
                 elif m := self.FORKED.search(line):
                     self.forked[m[1]] = int(m[2])
                 elif m := self.NAMED.search(line):
@@ -168,12 +173,12 @@ class LaunchOutput:
     def fleet_cpu_s(self) -> dict[str, float]:
         """CPU time of everything the launch started (with the ros2 daemon that its
         ``ros2 daemon start`` left running) and of the launch itself, by part (robots,
-        servers, ros2 daemon, launch); a process that ended (the ros2 daemon's start and
-        stop) counts with what it last used."""
+        servers, ros2 daemon, the nudge, launch); a process that ended (the ros2 daemon's
+        start and stop) counts with what it last used, the nudge with what it said."""
         labels = {pid: label for label, pid in self.pids.items()}
         labels.update({pid: f"servo_sim_node /{ns}" for ns, pid in self.forked.items()})
         parts: dict[str, float] = {"robots": 0.0, "servers": 0.0, "ros2 daemon": 0.0,
-                                   "launch": 0.0}
+                                   "nudge": 0.0, "launch": 0.0}
         for pid in [*self.pids.values(), *self.forked.values(), self.proc.pid,
                     *daemon_pids()]:
             self.cpu_used[pid] = max(self.cpu_used.get(pid, 0.0), cpu_s(pid))
@@ -181,8 +186,10 @@ class LaunchOutput:
             label = labels.get(pid, "")
             part = ("robots" if label.startswith(("servo_sim_node", "servo_sim_fleet")) else
                     "servers" if label.startswith("discovery_server") else
+                    "nudge" if label.startswith("fleet_nudge") else
                     "launch" if pid == self.proc.pid else "ros2 daemon")
             parts[part] += self.cpu_used[pid]
+        parts["nudge"] = max(parts["nudge"], self.nudge_cpu_s)
         return parts
 
 
@@ -408,7 +415,8 @@ def _row(r: dict) -> str:
     return (f"| {r['fleet']} | {r['discovery']} | {r['fork']} | "
             f"{s(r['first_joint_states_s'])} | "
             f"{r['tables_s'][0]:.1f}-{r['tables_s'][1]:.1f} s | {r['cpu_floor_s']:.1f} s | "
-            f"{r['tables_over_floor']:.2f} (all CPU {r['all_cpu_over_floor']:.2f}) | "
+            f"{r['tables_over_floor']:.2f} (all CPU {r['all_cpu_over_floor']:.2f}; nudge "
+            f"{r['cpu_to_last_table_s'].get('nudge', 0.0):.1f} s) | "
             f"{r['cpu_right_after_pct']:.0f} % -> "
             f"{r['cpu_settled_pct']:.0f} % (servers {parts['servers']:.1f} s, daemon "
             f"{parts['ros2 daemon']:.1f} s of CPU in {len(r['cpu_windows_pct'])} s) | "
