@@ -283,13 +283,15 @@ class Nudge:
             time.sleep(0.05)
 
     def said(self) -> str:
-        """What it said on stderr, once it ended with status 0."""
+        """Its own lines on stderr (not rmw's: Kilted's warns of the Fast DDS 2 profile
+        variable), once it ended with status 0."""
         try:
             _, err = self.proc.communicate(timeout=TIMEOUT)
         finally:
             self.proc.kill()
         assert self.proc.returncode == 0, err
-        return err
+        return "".join(line for line in err.splitlines(keepends=True)
+                       if line.startswith("servo_sim_fleet_nudge: "))
 
 
 def udp_sockets(pid: int) -> int:
