@@ -11,8 +11,9 @@ learns every other one's endpoints), ``server`` (Fast DDS discovery servers star
 on this machine; ``discovery_servers:=2`` for a redundant pair), or the addresses of
 servers running elsewhere. With servers on this machine the robots listen on UDP
 at 127.0.0.1, not on shared memory, and take in no other participant's graph updates
-(config/fleet_robot.xml says why). The launch logs the environment that ros2 tools need
-to see the fleet.
+(config/fleet_robot.xml says why), and a nudge (servo_sim.ros.fleet_nudge) joins the
+servers once every robot has started, which ends a wait of Fast DDS 2.14.5's server for
+some robots. The launch logs the environment that ros2 tools need to see the fleet.
 """
 
 import os
