@@ -182,13 +182,17 @@ def _after_robots(plan: fleet.Fleet, daemon: bool, log_level: str, forked: bool)
     lines = _RobotLines(len(plan.robots), forked, nudge, restart)
     return [nudge, *handlers,
             RegisterEventHandler(OnProcessIO(on_stdout=lines.output, on_stderr=lines.output)),
-            RegisterEventHandler(OnProcessExit(on_exit=lines.exit))]
+            RegisterEventHandler(OnProcessExit(on_exit=lines.exit)),
+            RegisterEventHandler(OnShutdown(on_shutdown=lines.stop))]
 
 
 class _RobotLines:
     """The robots' start and table lines, as launch reads them: once every robot has
     logged its start (or ended) and the nudge said it is ready, SIGUSR1 to the nudge;
-    once every robot's table is complete (or it ended), the ``after_tables`` actions."""
+    once every robot's table is complete (or it ended), the ``after_tables`` actions.
+    Nothing once the launch is shutting down (the robots' ends then are no reason to
+    nudge or restart anything, and a process started then was seen to keep launch from
+    exiting)."""
 
     def __init__(self, robots: int, forked: bool, nudge: ExecuteProcess,
                  after_tables: list) -> None:
@@ -197,7 +201,7 @@ class _RobotLines:
         # the robots started and done: their pids, or (forked) their loggers' prefixes
         self.started: set = set()
         self.done: set = set()
-        self.nudge_ready = self.nudged = False
+        self.nudge_ready = self.nudged = self.stopping = False
         # the start of a line split across reads, per process and stream (a forked
         # fleet's robots log on the host's stderr, the host on its stdout)
         self.tails: dict[tuple[int, str], bytes] = {}
@@ -218,7 +222,13 @@ class _RobotLines:
         return [EmitEvent(event=SignalProcess(signal_number=fleet_nudge.JOIN_SIGNAL,
                                               process_matcher=matches_action(self.nudge)))]
 
+    def stop(self, event, context) -> None:
+        """The launch is shutting down."""
+        self.stopping = True
+
     def output(self, event) -> list:
+        if self.stopping:
+            return []
         stream = (event.pid, type(event).__name__)
         *lines, self.tails[stream] = (self.tails.get(stream, b"") + event.text).split(b"\n")
         if event.action is self.nudge:
@@ -241,6 +251,8 @@ class _RobotLines:
         return actions
 
     def exit(self, event, context) -> list:
+        if self.stopping:
+            return []
         if event.action is self.nudge:
             self.nudged = True  # (a signal now would find no process)
             return []

@@ -370,6 +370,56 @@ def test_a_fleet_launch_at_log_level_warn_restarts_the_daemon_all_the_same(tmp_p
     assert "fleet_nudge" not in output  # no start line to wait for: no nudge
 
 
+def test_the_fleet_launchs_robot_lines_nudge_then_restart_and_nothing_once_it_stops():
+    """fleet.launch.py's watcher of the robots' lines, on launch's own events: SIGUSR1 to
+    the nudge once it said it is ready and every robot (forked: named by its logger)
+    logged its start, a line split across two reads included; the after-tables actions
+    once every robot's table line came or the host said it ended; nothing once the launch
+    is shutting down (a process started then once kept launch from exiting)."""
+    require_ros("launch_ros", need="ros_launch")
+    import importlib.util
+
+    from launch.actions import EmitEvent, ExecuteProcess, LogInfo
+    from launch.events.process import ProcessStderr, ProcessStdout
+
+    from servo_sim.ros.fleet_nudge import READY_LINE
+
+    spec = importlib.util.spec_from_file_location("fleet_launch",
+                                                  REPO / "launch" / "fleet.launch.py")
+    fleet_launch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fleet_launch)
+    nudge = ExecuteProcess(cmd=["true"], name="fleet_nudge")
+    host = ExecuteProcess(cmd=["true"], name="servo_sim_fleet")
+    after = LogInfo(msg="every table")
+
+    def read(lines, action, text: str, stream=ProcessStderr) -> list:
+        return lines.output(stream(text=text.encode(), action=action, name=action.name,
+                                   cmd=["true"], cwd=None, env=None,
+                                   pid=1 if action is nudge else 2))
+
+    def start(ns: str) -> str:
+        return (f"[INFO] [1.5] [{ns}.servo_sim]: 6 motor(s) a, b on hardware 'sim' "
+                f"(active); step 8 ms, real_time_factor 1.0\n")
+
+    table = "[INFO] [2.5] [r0.servo_sim]: per-motor table complete: 6 motors' parameters\n"
+    ended = "[INFO] [servo_sim_fleet]: robot /r1 (pid 7) exited with status 1\n"
+    lines = fleet_launch._RobotLines(2, True, nudge, [after])
+    assert read(lines, host, start("r0")) == []
+    assert read(lines, nudge, READY_LINE + "\n", ProcessStdout) == []  # r1 not yet
+    assert read(lines, host, start("r1")[:30]) == []
+    [signalled] = read(lines, host, start("r1")[30:])
+    assert isinstance(signalled, EmitEvent)
+    assert signalled.event.signal_name == "SIGUSR1"
+    assert read(lines, host, start("r1")) == []  # once
+    assert read(lines, host, table) == []
+    assert read(lines, host, ended, ProcessStdout) == [after]  # r1 ended before its table
+    stopping = fleet_launch._RobotLines(2, True, nudge, [after])
+    assert read(stopping, nudge, READY_LINE + "\n", ProcessStdout) == []
+    stopping.stop(None, None)
+    assert read(stopping, host, start("r0") + start("r1") + table) == []
+    assert read(stopping, host, ended, ProcessStdout) == []
+
+
 def _ros2(arguments: list[str], env: dict[str, str]) -> list[str]:
     done = subprocess.run([shutil.which("ros2"), *arguments], env=env, capture_output=True,
                           text=True, timeout=60)
