@@ -37,7 +37,8 @@ SERVER_PROFILE = ("config", "discovery_server.xml")
 #: listen on UDP at 127.0.0.1, not on shared memory, and take in no other participant's
 #: graph updates (config/fleet_robot.xml says why).
 ROBOT_PROFILE = ("config", "fleet_robot.xml")
-#: The ros2 daemon's, which the launch restarts: the robots' locators, the whole graph.
+#: The ros2 daemon's, which the launch restarts, and its nudge's (servo_sim.ros.
+#: fleet_nudge): the robots' locators, the whole graph.
 DAEMON_PROFILE = ("config", "fleet_daemon.xml")
 #: Where Fast DDS 2 (Jazzy) and Fast DDS 3 (Kilted) read the path of a profiles file.
 PROFILE_VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
