@@ -342,6 +342,34 @@ def test_the_nudge_ends_quietly_on_ctrl_c_before_or_after_it_joined(fleet_of):
                                     "robot (")
 
 
+#: A parent of the nudge: starts it (its lines on this process's stdout), prints its pid.
+NUDGE_PARENT = """
+import subprocess, sys, time
+nudge = subprocess.Popen([sys.executable, "-m", "servo_sim.ros.fleet_nudge", "r0"])
+print(nudge.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_nudge_ends_with_the_process_that_started_it():
+    """A launch killed (SIGKILL) leaves no nudge waiting behind it (PR_SET_PDEATHSIG)."""
+    from servo_sim.ros import fleet_nudge
+
+    parent = subprocess.Popen([sys.executable, "-c", NUDGE_PARENT], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        pid = int(parent.stdout.readline())
+        assert parent.stdout.readline() == fleet_nudge.READY_LINE + "\n"
+        assert _running(pid)
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + TIMEOUT
+    while _running(pid):
+        assert time.monotonic() < deadline, "the nudge outlived its parent"
+        time.sleep(0.05)
+
+
 def test_a_restarted_discovery_server_loses_nothing_the_robots_keep_stepping(fleet_of):
     servers, nodes, watcher = fleet_of(robots=3, servers=1)
     assert newcomer_calls("r0", "r1", "r2") == "ok"

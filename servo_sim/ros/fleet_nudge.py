@@ -16,13 +16,17 @@ participant, for SIGUSR1, which the launch sends once every robot has logged its
 ``ROS_DISCOVERY_SERVER`` and ``ROS_SUPER_CLIENT=TRUE``), stays until its graph has every
 robot's ``joint_states`` writer (the servers have then taken it in and sent it the fleet)
 or ``STAY_S`` has passed, leaves, says so in one line on stderr (with the process's CPU
-time; the launch shows it) and exits 0. SIGINT or SIGTERM at any point: it leaves at
-once, status 0.
+time; the launch shows it) and exits 0. SIGINT or SIGTERM: status 0, at once while it
+waits, and once joined as soon as the rclpy call under way returns, saying it stopped.
+It gets SIGTERM when the process that started it ends (``PR_SET_PDEATHSIG``, as the
+fleet's host), so a killed launch leaves no nudge behind. An error of rclpy or Fast DDS
+(a bad profile) exits 1 with its traceback.
 """
 
 from __future__ import annotations
 
-if __name__ == "__main__":  # first: the launch's Ctrl-C may come mid-import
+if __name__ == "__main__":  # first: the launch's Ctrl-C may come mid-import (one before
+    # the interpreter gets here still ends the process by SIGINT)
     import os
     import signal
 
@@ -34,6 +38,8 @@ import resource
 import signal
 import sys
 import time
+
+from .fleet_host import follow_parent
 
 #: What the process says on stdout once SIGUSR1 may come.
 READY_LINE = "servo_sim_fleet_nudge: ready"
@@ -80,7 +86,8 @@ def nudge(namespaces: list[str], stay_s: float = STAY_S) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command: wait for ``JOIN_SIGNAL``, nudge, one line; 0 unless misused."""
+    """The command: wait for ``JOIN_SIGNAL``, nudge, one line; 0 but for a usage error
+    (2) or rclpy's (1)."""
     parser = argparse.ArgumentParser(prog="servo_sim_fleet_nudge",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("namespaces", nargs="+", help="the robots' namespaces")
@@ -88,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"the longest to stay once joined (default {STAY_S} s)")
     options = parser.parse_args(argv)
     signal.pthread_sigmask(signal.SIG_BLOCK, {JOIN_SIGNAL, *_STOP})
+    if not follow_parent():  # (SIGTERM when it ends, taken by sigwait below)
+        return 0
     import rclpy  # noqa: F401 - before the ready line: the join is then quick
 
     print(READY_LINE, flush=True)
