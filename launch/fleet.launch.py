@@ -234,6 +234,8 @@ class _RobotLines:
         if event.action is self.nudge:
             self.nudge_ready |= any(_READY_LINE in line for line in lines)
             return self._nudge()
+        if not self.forked and not event.action.name.startswith(_ROBOT):
+            return []  # (e.g. a node of a launch that includes this one)
         actions = []
         for line in lines:
             robot = event.pid

@@ -296,8 +296,14 @@ class Nudge:
 
 def udp_sockets(pid: int) -> int:
     """How many UDP sockets a process has open (a DDS participant has several)."""
-    inodes = {os.readlink(f"/proc/{pid}/fd/{fd}")[8:-1] for fd in os.listdir(f"/proc/{pid}/fd")
-              if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:[")}
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:  # (a file the process closes meanwhile: gone)
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
     table = Path("/proc/net/udp").read_text().splitlines()[1:]
     return sum(line.split()[9] in inodes for line in table)
 

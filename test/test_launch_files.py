@@ -315,6 +315,10 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
                 "/r0/servo_sim", "/r1/servo_sim", "/r2/servo_sim"]:
             assert time.monotonic() < deadline, nodes
             time.sleep(0.5)
+        # the nudge has left (it stays up to 10 s after its signal)
+        while not re.search(r"\[fleet_nudge-\d+\]: process has finished", log.read_text()):
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.5)
     finally:
         if watcher:
             watcher.close()
