@@ -8,7 +8,8 @@ subscribed to ``/rK/joint_states`` got nothing from that robot, since a robot pu
 only to matched readers. It lasted until a new super client joined the servers; until
 then that was the ros2 daemon the launch restarts after every robot's per-motor table,
 20-30 s at 10 robots x 30 motors (docs/benchmarks.md, docs/ros.md). Such a join right
-after every robot's start ends the wait there.
+after every robot's start ended the wait there in every run measured; at 30 robots x 6
+motors not always (some robots then still wait for the daemon).
 
 How: the process imports rclpy, says ``READY_LINE`` on stdout and waits, with no
 participant, for SIGUSR1, which the launch sends once every robot has logged its start
