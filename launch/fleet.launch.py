@@ -206,13 +206,14 @@ class _RobotLines:
         # fleet's robots log on the host's stderr, the host on its stdout)
         self.tails: dict[tuple[int, str], bytes] = {}
 
-    def _robot(self, robot, started: bool = False, done: bool = False) -> list:
+    def _robot(self, robot, done: bool = False) -> list:
+        """A robot's line: it has started, and with ``done`` its table is complete (or it
+        ended)."""
+        self.started.add(robot)
         actions = []
         if done and robot not in self.done:
             self.done.add(robot)
             actions += self.after_tables if len(self.done) == self.robots else []
-        if (started or done) and robot not in self.started:
-            self.started.add(robot)
         return actions + self._nudge()
 
     def _nudge(self) -> list:
@@ -249,7 +250,7 @@ class _RobotLines:
             if _TABLE_LINE in line:
                 actions += self._robot(robot, done=True)
             elif _START_LINE.search(line):
-                actions += self._robot(robot, started=True)
+                actions += self._robot(robot)
         return actions
 
     def exit(self, event, context) -> list:

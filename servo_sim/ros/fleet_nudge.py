@@ -75,7 +75,7 @@ def nudge(namespaces: list[str], stay_s: float = STAY_S) -> str:
         while left and time.monotonic() - start < stay_s:
             if signal.sigtimedwait(_STOP, _POLL_S) is not None:
                 return "stopped before seeing every robot"
-            left = missing(node, namespaces)
+            left = missing(node, left)
         node.destroy_node()
     finally:
         rclpy.shutdown(context=context)
