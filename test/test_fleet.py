@@ -182,6 +182,25 @@ def test_a_bad_argument_is_one_line_naming_it(call, message):
     assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
 
 
+@pytest.mark.parametrize("arguments, message", [
+    (["--stay", "nan", "r0"], "--stay nan: must be a finite number of seconds, 0 or more"),
+    (["--stay", "inf", "r0"], "--stay inf: must be a finite number of seconds, 0 or more"),
+    (["--stay", "-1", "r0"], "--stay -1.0: must be a finite number of seconds, 0 or more"),
+    (["r0", "2b"], "namespaces:='r0 2b': '2b' is not a ROS name"),
+    (["r0", "r0"], "namespaces:='r0 r0': r0 given more than once"),
+])
+def test_the_nudge_refuses_a_bad_argument_before_it_is_ready(arguments, message):
+    """servo_sim.ros.fleet_nudge: one usage line naming the argument, status 2, no ready
+    line (the launch would never signal it)."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "servo_sim.ros.fleet_nudge", *arguments],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert f"servo_sim_fleet_nudge: error: {message}" in done.stderr
+
+
 def test_free_ports_are_consecutive_and_free():
     import socket
 

@@ -35,11 +35,13 @@ if __name__ == "__main__":  # first: the launch's Ctrl-C may come mid-import (on
     signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(0))
 
 import argparse
+import math
 import resource
 import signal
 import sys
 import time
 
+from .fleet import namespaces as fleet_namespaces
 from .fleet_host import follow_parent
 
 #: What the process says on stdout once SIGUSR1 may come.
@@ -95,6 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stay", type=float, default=STAY_S, metavar="S",
                         help=f"the longest to stay once joined (default {STAY_S} s)")
     options = parser.parse_args(argv)
+    try:  # the fleet launch's own check of the robots' names
+        fleet_namespaces("1", " ".join(options.namespaces))
+    except ValueError as error:
+        parser.error(str(error))
+    if not (math.isfinite(options.stay) and options.stay >= 0):
+        parser.error(f"--stay {options.stay}: must be a finite number of seconds, 0 or more")
     signal.pthread_sigmask(signal.SIG_BLOCK, {JOIN_SIGNAL, *_STOP})
     if not follow_parent():  # (SIGTERM when it ends, taken by sigwait below)
         return 0
