@@ -252,6 +252,49 @@ def test_the_emulated_servo_moves_as_its_model():
     assert b.servos[1].get(emu.MOVING, 1) == 0
 
 
+def test_a_stepped_emulators_servo_moves_only_as_its_parent_runs_its_clock():
+    """The move above through the SDK, on the parent's clock: the servo stands however
+    long the bus works, and after run_to(t) it is where the model is after t."""
+    with emu.EmulatorProcess([1], stepped=True) as bus:
+        port, ph = _sdk_on(bus)
+        try:
+            assert ph.write1ByteTxRx(port, 1, emu.TORQUE_ENABLE, 1) == (scs.COMM_SUCCESS, 0)
+            goal = (3072).to_bytes(2, "little") + bytes(2) + (1000).to_bytes(2, "little")
+            assert ph.writeTxRx(port, 1, emu.GOAL_POSITION, 6, list(goal)) == \
+                (scs.COMM_SUCCESS, 0)
+            for _ in range(50):  # packets, and the emulator's own 20 ms ticks between them
+                assert ph.read2ByteTxRx(port, 1, emu.PRESENT_POSITION)[0] == 2048
+            assert bus.time() == 0.0
+            # to the nearest model step (2 ms): 0.2009 s is 100 steps, 0.2011 s 101
+            assert bus.run_to(0.2009) == pytest.approx(0.2, abs=1e-12)
+            assert ph.read2ByteTxRx(port, 1, emu.PRESENT_SPEED)[0] == 1000  # at the limit
+            assert bus.run_to(0.2011) == pytest.approx(0.202, abs=1e-12)
+            assert bus.run_to(2.2) == pytest.approx(2.2, abs=1e-12)
+            assert ph.read2ByteTxRx(port, 1, emu.PRESENT_POSITION)[0] == \
+                pytest.approx(3072, abs=1)
+            assert ph.read1ByteTxRx(port, 1, emu.MOVING)[0] == 0
+        finally:
+            port.closePort()
+
+
+def test_run_to_is_refused_by_an_emulator_in_wall_clock_time():
+    with emu.EmulatorProcess([1]) as bus:
+        with pytest.raises(RuntimeError, match=r"run_to\(1\.0\): the Feetech emulator was "
+                                               "not started stepped"):
+            bus.run_to(1.0)
+
+
+@pytest.mark.parametrize(("module", "args", "message"), [
+    ("sts_emulator", ["--stepped"], "--stepped needs --control"),
+    ("dxl_emulator", ["--control", "--stepped"], "--stepped needs --servo"),
+])
+def test_stepped_without_a_parent_or_a_model_is_a_usage_error(module, args, message):
+    run = subprocess.run([sys.executable, "-m", f"servo_sim.emulators.{module}", *args],
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert run.returncode == 2
+    assert message in run.stderr
+
+
 # --------------------------------------------------------------------------- settings
 
 

@@ -41,21 +41,67 @@ def test_the_excitation_is_steps_then_a_slow_and_a_fast_ramp():
     assert EXCITATION_S == 4.5
 
 
-def test_an_emulated_sts3215_with_hidden_parameters_is_recovered_within_5_percent():
+class ServoClock:
+    """The recorder's clock as the stepped emulator's: it stands while the recorder works,
+    and the recorder's sleep runs the servos on by as long. The recording then depends on
+    neither process's scheduling (a busy machine shifted the fit by up to 5.5 %)."""
+
+    def __init__(self, bus: sts_emulator.EmulatorProcess) -> None:
+        self.bus, self.now = bus, bus.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        self.bus.run_to(self.now)
+
+
+def _record_sts3215(**clock) -> Recording:
+    """The hidden load on an emulated STS3215 (P Coefficient 8), recorded through the
+    Feetech SDK."""
     with sts_emulator.EmulatorProcess([1], realtime=True, servo="STS3215-7.4V",
-                                      fields=HIDDEN_FIELDS) as bus:
+                                      fields=HIDDEN_FIELDS, stepped=bool(clock)) as bus:
         config = parse_config({
             "basic_time_step_ms": 2,
             "hardware": {"plugin": "feetech", "port": bus.port, "arm": {"id": 1, **SOFT}},
             "motors": [{"name": "arm", "servo": "STS3215-7.4V", "min_position": -3.0,
                         "max_position": 3.0}]})
-        recording = record(config, "arm", amplitude=0.5)
-    assert recording.time[-1] == pytest.approx(EXCITATION_S, abs=0.05)
-    fit = identify(recording, Model({"servo": "STS3215-7.4V",
-                                     "actuator": {"gains": [8, 0, 32]}}, step_ms=1))
+        if clock:
+            servo_clock = ServoClock(bus)
+            return record(config, "arm", amplitude=0.5, clock=servo_clock,
+                          sleep=servo_clock.sleep)
+        return record(config, "arm", amplitude=0.5)
+
+
+def _fit_sts3215(recording: Recording):
+    return identify(recording, Model({"servo": "STS3215-7.4V",
+                                      "actuator": {"gains": [8, 0, 32]}}, step_ms=1))
+
+
+def test_an_emulated_sts3215_with_hidden_parameters_is_recovered_within_1_percent():
+    recording = _record_sts3215(stepped=True)
+    # every cycle on the 2 ms grid, from 0 to the excitation's end
+    assert recording.time == pytest.approx(np.arange(len(recording.time)) * 0.002)
+    assert recording.time[-1] == pytest.approx(EXCITATION_S - 0.002)
+    fit = _fit_sts3215(recording)
+    # recorded on the servos' own clock, so only the encoder's ticks limit the fit
+    # (0.04 %, 0.05 % and 0.03 % off here, in every run)
     for name, value in fit.values().items():
-        assert value == pytest.approx(HIDDEN[name], rel=0.05), name
+        assert value == pytest.approx(HIDDEN[name], rel=0.01), name
     assert fit.rms_after < 0.01 * recording.span
+    assert fit.rms_after < fit.rms_before / 5
+
+
+def test_a_recording_in_wall_clock_time_is_stamped_as_its_cycles_ran():
+    # the same servo moving in wall-clock time, as a real one: stamps by the host's clock,
+    # which a busy machine spreads (the fit's values then move by a few per cent, so
+    # only what holds at any speed is checked)
+    recording = _record_sts3215()
+    assert recording.time[0] == 0.0
+    assert np.all(np.diff(recording.time) > 0)
+    assert recording.time[-1] == pytest.approx(EXCITATION_S, abs=0.5)
+    fit = _fit_sts3215(recording)
     assert fit.rms_after < fit.rms_before / 5
 
 

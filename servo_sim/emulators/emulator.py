@@ -48,6 +48,9 @@ class EmulatedBus:
         self.counts: Counter[str] = Counter()
         self.frozen = False  # the motors inside stand still (present values held)
 
+    #: the motors inside, where they are servo_sim's model (a subclass sets it)
+    model: ModelMotors | None = None
+
     def catch_up(self) -> None:
         """Move the motors inside up to now (the device's own)."""
 
@@ -75,6 +78,10 @@ class EmulatedBus:
         elif kind == "time":
             self.catch_up()
             return self.device_time()
+        elif kind == "run_to":
+            self.model.parent_time = float(args[0])
+            self.catch_up()
+            return self.device_time()
         else:
             return self.device_control(kind, args)
         return None
@@ -97,6 +104,10 @@ def main(argv: list[str] | None, description: str, bus: Callable[..., Any],
     options(parser)
     parser.add_argument("--control", action="store_true",
                         help="take JSON control requests on stdin (EmulatorProcess)")
+    parser.add_argument("--stepped", action="store_true",
+                        help="with --control: the servos move only when the parent runs "
+                             "their clock on (EmulatorProcess.run_to), not in wall-clock "
+                             "time, for tests that drive time")
     args = parser.parse_args(argv)
     if args.settings and not args.servo:
         parser.error("--set needs --servo")
@@ -108,6 +119,12 @@ def main(argv: list[str] | None, description: str, bus: Callable[..., Any],
         device = bus(args, parser)
     except ValueError as exc:  # a bad --servo or --set (the model's message)
         parser.error(str(exc))
+    if args.stepped:
+        if not args.control:
+            parser.error("--stepped needs --control (the parent runs the clock)")
+        if device.model is None:
+            parser.error("--stepped needs --servo (the servos as servo_sim's model)")
+        device.model.hand_clock_to_parent()
     try:
         serve(device, args.control)
     except KeyboardInterrupt:
@@ -117,8 +134,9 @@ def main(argv: list[str] | None, description: str, bus: Callable[..., Any],
 
 class ModelMotors:
     """The servos of an emulated bus as motors of servo_sim's model, one per id
-    (``s<id>``, each with ``fields``), stepped in wall-clock time in steps of ``step_ms``
-    (with ``--servo``: :data:`PROFILE_STEP_MS`)."""
+    (``s<id>``, each with ``fields``), stepped in wall-clock time (or on a parent's clock:
+    :meth:`hand_clock_to_parent`) in steps of ``step_ms`` (with ``--servo``:
+    :data:`PROFILE_STEP_MS`)."""
 
     def __init__(self, ids: Iterable[int], fields: dict[str, Any],
                  step_ms: int = 1, per_id: dict[int, dict[str, Any]] | None = None,
@@ -138,6 +156,9 @@ class ModelMotors:
         self._row = {i: k for k, i in enumerate(ids)}
         self._start = time.monotonic()
         self._applied: dict[int, dict[str, tuple]] = {}
+        #: with a parent's clock (``--stepped``): the time it last ran the motors to, s
+        #: of their own clock; wall-clock time then moves nothing
+        self.parent_time: float | None = None
 
     def follow_pose(self) -> None:
         """The arm's joint loads at the servos' present positions (with an ``arm``)."""
@@ -176,16 +197,28 @@ class ModelMotors:
         self.step(round(seconds * 1000.0 / self.step_ms))
         self._start = time.monotonic() - self.sim.time
 
+    def hand_clock_to_parent(self) -> None:
+        """From now on the motors move only as far as :attr:`parent_time` says, in full
+        (no catch-up limit), counted on their own clock from where it stands."""
+        self._start = 0.0
+        self.parent_time = self.sim.time
+
     def advance(self, now: float, frozen: bool = False) -> bool:
-        """Step the model up to ``now`` (at most MAX_CATCH_UP_S behind); whether it moved."""
+        """Step the model up to ``now`` (at most MAX_CATCH_UP_S behind); whether it moved.
+        With a parent's clock, up to :attr:`parent_time` instead (to the nearest step)."""
         step = self.step_ms / 1000.0
-        due = int((now - self._start) / step)
+        stepped = self.parent_time is not None
+        if stepped:
+            now = self.parent_time
+            due = round((now - self._start) / step)
+        else:
+            due = int((now - self._start) / step)
         done = round(self.sim.time / step)
         if frozen or due <= done:
             if frozen:
                 self._start = now - self.sim.time
             return False
-        cap = int(MAX_CATCH_UP_S / step)
+        cap = due - done if stepped else int(MAX_CATCH_UP_S / step)
         self.step(min(due - done, cap))
         if due - done > cap:  # a starved emulator loses the rest (and only then: the
             self._start = now - self.sim.time  # part of a step not yet due stays due)
@@ -316,15 +349,21 @@ class EmulatorProcess:
     ros2_control stack started beside it: at nice -5 a sync read went unanswered in 1 run
     of 6, again and again for seconds. The child blocks in ``select`` between packets, so
     the priority costs the rest of the machine only the packets' work.
+
+    ``stepped`` hands the servos' clock to the parent: they stand until :meth:`run_to`
+    moves them on, so a recording stamped by the same clock does not depend on how the
+    machine schedules the two processes.
     """
 
     #: the emulator's module and what it emulates (for messages); set by subclasses
     MODULE = ""
     WHAT = "emulator"
 
-    def __init__(self, args: list[str], realtime: bool = False) -> None:
+    def __init__(self, args: list[str], realtime: bool = False, stepped: bool = False) -> None:
+        self.stepped = stepped
         self._process = subprocess.Popen(
-            [sys.executable, "-m", self.MODULE, "--control", *args],
+            [sys.executable, "-m", self.MODULE, "--control", *args]
+            + (["--stepped"] if stepped else []),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         if realtime:
             _raise_priority(self._process.pid)
@@ -367,6 +406,15 @@ class EmulatorProcess:
         waits on when it means "after the servo has moved for so long", since the
         emulated servos move in wall-clock time, not in the plugin's cycles."""
         return self._ask("time")
+
+    def run_to(self, t: float) -> float:
+        """With ``stepped``: the servos move until their own clock (:meth:`time`) reads
+        ``t`` s, to the nearest model step (1 ms with a servo profile), and stand there
+        until the next call; their clock, s. Time a test drives, as a simulator's step."""
+        if not self.stepped:
+            raise RuntimeError(f"run_to({t!r}): the {self.WHAT} was not started stepped; "
+                               "its servos move in wall-clock time")
+        return self._ask("run_to", t)
 
     def counts(self) -> dict[str, int]:
         """Packets received by instruction ('0x82' sync read...), checksum errors, and

@@ -504,19 +504,20 @@ class Bus(emulator.EmulatedBus):
 
 class EmulatorProcess(emulator.EmulatorProcess):
     """The emulated Feetech bus in a child process; ``port`` is the path to open
-    (``realtime``: see :class:`servo_sim.emulators.emulator.EmulatorProcess`)."""
+    (``realtime``, ``stepped``: see :class:`servo_sim.emulators.emulator.EmulatorProcess`)."""
 
     MODULE = "servo_sim.emulators.sts_emulator"
     WHAT = "Feetech emulator"
 
     def __init__(self, ids: list[int], scs: list[int] | tuple[int, ...] = (),
                  realtime: bool = False, servo: str | None = None,
-                 fields: dict[str, Any] | None = None, eeprom: Path | None = None) -> None:
+                 fields: dict[str, Any] | None = None, eeprom: Path | None = None,
+                 stepped: bool = False) -> None:
         super().__init__(["--ids", *map(str, ids)] + (["--scs", *map(str, scs)] if scs
                                                         else [])
                          + emulator.profile_args(servo, fields)
                          + (["--eeprom", str(eeprom)] if eeprom is not None else []),
-                         realtime)
+                         realtime, stepped)
 
     def fault(self, servo_id: int, bits: int) -> None:
         """A fault condition (VOLTAGE, OVERHEAT, OVERLOAD... or'ed; 0 ends it): in the

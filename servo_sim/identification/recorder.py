@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -30,15 +31,21 @@ class RecordError(ValueError):
 
 
 def record(config: SimulationConfig, motor: str, amplitude: float = 0.5,
-           duration: float = EXCITATION_S) -> Recording:
-    """Drive ``motor`` through the excitation around where it stands; its recording."""
+           duration: float = EXCITATION_S, *,
+           clock: Callable[[], float] = time.monotonic,
+           sleep: Callable[[float], None] = time.sleep) -> Recording:
+    """Drive ``motor`` through the excitation around where it stands; its recording.
+
+    ``clock`` and ``sleep`` pace and stamp the cycles on a real bus (the host's monotonic
+    clock): a device whose time the caller drives (a stepped emulator) gets its own."""
     system = HardwareSystem(config)
     try:
         if not system.start(attempts=START_ATTEMPTS):  # as servo-sim run starts it
             raise RecordError(f"hardware {system.plugin_name!r}: {system.component.reason}")
         handle = system.sim.motor(motor)
         simulated = system.simulated
-        runtime = Runtime(system, real_time_factor=0.0 if simulated else 1.0)
+        runtime = Runtime(system, real_time_factor=0.0 if simulated else 1.0,
+                          clock=clock, sleep=sleep)
         if not simulated:
             runtime.cycle()  # the first read: where it stands
         center = handle.position
@@ -51,7 +58,7 @@ def record(config: SimulationConfig, motor: str, amplitude: float = 0.5,
             if simulated:
                 t = k * dt
             else:
-                now = time.monotonic()
+                now = clock()
                 start = now if start is None else start
                 t = now - start
             if (k >= steps) if simulated else (t > duration - dt / 2):
@@ -65,7 +72,7 @@ def record(config: SimulationConfig, motor: str, amplitude: float = 0.5,
             if simulated:
                 rows.append((t, command, before))
             else:  # stamped as the cycle ends, when its command was written
-                rows.append((time.monotonic() - start, command, handle.position))
+                rows.append((clock() - start, command, handle.position))
     finally:
         system.shutdown()
     t, command, position = np.array(rows).T
