@@ -40,7 +40,7 @@ from launch.events import matches_action
 from launch.events.process import SignalProcess
 from launch.substitutions import LaunchConfiguration
 
-from servo_sim.ros import fleet, fleet_nudge
+from servo_sim.ros import fleet, fleet_nudge, follow
 from servo_sim.ros.fleet_host import ENDED_LINE
 from servo_sim.ros.fleet_host import NAME as HOST
 from servo_sim.ros.launch_args import (
@@ -115,8 +115,9 @@ def _fleet(context) -> list:
                      LogInfo(msg=plan.discovery.tool_hint(daemon_restarted=daemon))]
     if not plan.discovery.simple:
         actions.append(LogInfo(msg=plan.discovery.transport_hint()))
-    actions += [ExecuteProcess(cmd=command, additional_env=env, name=f"discovery_server_{i}",
-                               output="log")
+    # each server ends with this launch, even a killed one (servo_sim.ros.follow)
+    actions += [ExecuteProcess(cmd=follow.command(os.getpid(), command), additional_env=env,
+                               name=f"discovery_server_{i}", output="log")
                 for i, (command, env) in enumerate(plan.discovery.server_commands())]
     # the robots follow the discovery argument, not a ROS_DISCOVERY_SERVER of the shell
     actions += [UnsetEnvironmentVariable(v) for v in _DISCOVERY_VARIABLES]
@@ -138,7 +139,7 @@ def _fleet(context) -> list:
     # servo_sim.launch.py's node, made here (including that file once per robot loads it
     # each time: 0.1 s more before the tenth robot starts)
     actions += [servo_sim_node(namespace=robot.namespace, config=robot.config, **passed_on,
-                               env=transport)
+                               env=transport, parent=os.getpid())
                 for robot in plan.robots]
     return actions
 

@@ -376,6 +376,57 @@ def test_the_nudge_ends_with_the_process_that_started_it():
         time.sleep(0.05)
 
 
+#: A parent of a discovery server started through servo_sim.ros.follow, as the fleet
+#: launch starts it: prints the server's pid.
+SERVER_PARENT = """
+import json, os, subprocess, sys, time
+from servo_sim.ros import follow
+command, env = json.loads(sys.argv[1])
+server = subprocess.Popen(follow.command(os.getpid(), command), env={**os.environ, **env},
+                          stdout=subprocess.DEVNULL)
+print(server.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_discovery_server_started_through_follow_ends_with_its_parent():
+    """A killed launch leaves no discovery server behind (servo_sim.ros.follow)."""
+    [(command, env)] = fleet.discovery("server", str(fleet.free_port())).server_commands()
+    parent = subprocess.Popen([sys.executable, "-c", SERVER_PARENT, json.dumps([command, env])],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(parent.stdout.readline())
+        deadline = time.monotonic() + TIMEOUT
+        while os.path.realpath(f"/proc/{pid}/exe") != os.path.realpath(command[0]):
+            assert _running(pid) and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.05)
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        while _running(pid):
+            assert time.monotonic() < deadline, "the discovery server outlived its parent"
+            time.sleep(0.05)
+    finally:
+        if _running(pid):  # (the case under test)
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(("argv", "status", "message"), [
+    (["sleep"], 2, "usage: python -m servo_sim.ros.follow PID COMMAND [ARG ...]"),
+    (["x", "sleep", "1"], 2, "usage: python -m servo_sim.ros.follow PID COMMAND [ARG ...]"),
+    (["{parent}", "no-such-command-here"], 2,
+     "follow: no-such-command-here: No such file or directory"),
+    (["999999999", "sleep", "1"], 1, "follow: process 999999999 ended before sleep started"),
+])
+def test_follow_refuses_a_bad_command_line_or_a_parent_gone(argv, status, message):
+    run = subprocess.run([sys.executable, "-m", "servo_sim.ros.follow",
+                          *(a.format(parent=os.getpid()) for a in argv)],
+                         capture_output=True, text=True, timeout=TIMEOUT)
+    assert (run.returncode, run.stderr.strip()) == (status, message)
+
+
 def test_a_restarted_discovery_server_loses_nothing_the_robots_keep_stepping(fleet_of):
     servers, nodes, watcher = fleet_of(robots=3, servers=1)
     assert newcomer_calls("r0", "r1", "r2") == "ok"

@@ -455,15 +455,20 @@ def test_a_fleet_launch_takes_namespaces_and_a_config_per_robot(tmp_path, monkey
     assert names["right"] == ["a", "b", "c"]
 
 
-def test_a_forked_fleet_ends_with_a_launch_that_leaves_it_running(tmp_path):
+@pytest.mark.parametrize("fork", ["true", "false"])
+def test_a_fleet_and_its_server_end_with_a_launch_that_leaves_them_running(tmp_path, fork):
     """``ros2 launch`` ends on SIGTERM without passing it on ("using SIGTERM can result in
-    orphaned processes"): the host follows its parent's end (PR_SET_PDEATHSIG) and its
-    robots leave as on Ctrl-C."""
+    orphaned processes"): every process it started follows its end (PR_SET_PDEATHSIG:
+    the host and the nudge themselves, the discovery server and, with fork:=false, the
+    robots through servo_sim.ros.follow); forked robots leave as on Ctrl-C."""
     from test_fleet_process import _running
 
+    from servo_sim.ros import fleet
     from servo_sim.ros.fleet_host import FORKED_LINE
 
-    launch, log = _fleet_launch(tmp_path, "robots:=2")
+    launch, log = _fleet_launch(tmp_path, "robots:=2", "discovery:=server",
+                                f"discovery_port:={fleet.free_port()}", f"fork:={fork}",
+                                "ros2_daemon:=false")  # (a daemon is no child of launch)
     fleet_pids: list[int] = []
     try:
         deadline = time.monotonic() + 60
@@ -471,11 +476,16 @@ def test_a_forked_fleet_ends_with_a_launch_that_leaves_it_running(tmp_path):
             assert launch.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
         output = log.read_text()
-        host = int(re.search(r"\[servo_sim_fleet-\d+\]: process started with pid \[(\d+)\]",
-                             output)[1])
+        started = re.findall(r"\[([\w.]+)-\d+\]: process started with pid \[(\d+)\]",
+                             output)
+        names = sorted(name for name, _ in started)
         robots = [int(pid) for _, pid in FORKED_LINE.findall(output)]
-        fleet_pids = [host, *robots]
-        assert len(robots) == 2, output
+        assert names == (["discovery_server_0", "fleet_nudge", "servo_sim_fleet"]
+                         if fork == "true" else
+                         ["discovery_server_0", "fleet_nudge", "servo_sim_node",
+                          "servo_sim_node"]), output
+        assert len(robots) == (2 if fork == "true" else 0), output
+        fleet_pids = [int(pid) for _, pid in started] + robots
         os.kill(launch.pid, signal.SIGTERM)  # the launch alone, as `kill` would
         launch.wait(timeout=30)
         deadline = time.monotonic() + 60

@@ -5,6 +5,7 @@ false``, which ``ros2 launch`` prints as its error."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from typing import Any
 
@@ -34,12 +35,16 @@ EXECUTOR = "rclpy executor: auto (events where rclpy has it), events or single_t
 
 
 def servo_sim_node(namespace: str, config: str, use_sim_time: str, real_time_factor: str,
-                   executor: str, log_level: str, env: dict[str, str] | None = None) -> Any:
+                   executor: str, log_level: str, env: dict[str, str] | None = None,
+                   parent: int | None = None) -> Any:
     """The launch action of one servo_sim node (launch_ros ``Node``), its arguments as
     given on the command line, each checked (one line if bad): what servo_sim.launch.py
     starts, and fleet.launch.py once per robot (``env``: variables for this process
-    only)."""
+    only; ``parent``: the pid of the launch, whose end it then follows, through
+    servo_sim.ros.follow)."""
     from launch_ros.actions import Node
+
+    from .follow import command
 
     return Node(
         package="servo_sim",
@@ -51,6 +56,8 @@ def servo_sim_node(namespace: str, config: str, use_sim_time: str, real_time_fac
         parameters=[config, node_parameters(use_sim_time, real_time_factor, executor)],
         arguments=["--ros-args", "--log-level", log_level],
         additional_env=env or None,
+        prefix=None if parent is None else shlex.join(command(parent, [])),
+        exec_name="servo_sim_node",  # (launch's name for it, prefix or not)
     )
 
 
