@@ -9,7 +9,9 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -500,6 +502,35 @@ def test_a_fleet_and_its_server_end_with_a_launch_that_leaves_them_running(tmp_p
             os.killpg(launch.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_the_daemon_restart_tries_on_while_the_daemons_port_stays_taken():
+    """The daemon's port bound by a process that answers nothing on it (as a benchmark run
+    found it once, the launch right after another): the restart tries on and starts the
+    daemon once the port is free, rather than giving up after five tries in 2.3 s."""
+    require_ros("ros2launch", need="ros_launch")
+    from ros2cli.daemon import get_address
+
+    ros2 = shutil.which("ros2")
+    subprocess.run([ros2, "daemon", "stop"], capture_output=True, timeout=60)
+    holder = socket.socket()
+    holder.bind(get_address())  # bound, not listening: a connect is refused, a bind fails
+    start = time.monotonic()
+    restart = subprocess.Popen([sys.executable, "-m", "servo_sim.ros.daemon"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(3.0)  # the port taken for a while (what is under test: not a wait)
+        assert restart.poll() is None, restart.stdout.read()
+        holder.close()
+        out, _ = restart.communicate(timeout=60)
+        assert restart.returncode == 0, out
+        assert "ros2 daemon restarted with this environment" in out
+        assert time.monotonic() - start >= 3.0
+    finally:
+        holder.close()
+        if restart.poll() is None:
+            restart.kill()
+        subprocess.run([ros2, "daemon", "stop"], capture_output=True, timeout=60)
 
 
 def test_a_bad_fleet_argument_is_one_line_naming_it(tmp_path):

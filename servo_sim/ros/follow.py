@@ -4,8 +4,9 @@ same process) set to get SIGTERM when its parent, process PID, ends.
 The fleet launch starts its discovery servers (and, with ``fork:=false``, its robots)
 through it: a ``ros2 launch`` that is killed (SIGKILL, or a SIGTERM it does not pass on)
 leaves its children running, and a server is not Python of ours that could follow its
-parent itself, as the fleet's host and nudge do. ``PR_SET_PDEATHSIG`` is kept across ``exec`` (for a program that is not
-set-user-ID). No ROS import: a few tens of milliseconds before the command starts.
+parent itself, as the fleet's host and nudge do. ``PR_SET_PDEATHSIG`` is kept across
+``exec`` (for a program that is not set-user-ID). No ROS import: a few tens of
+milliseconds before the command starts.
 """
 
 from __future__ import annotations
