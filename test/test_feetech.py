@@ -254,22 +254,29 @@ def test_the_emulated_servo_moves_as_its_model():
 
 def test_a_stepped_emulators_servo_moves_only_as_its_parent_runs_its_clock():
     """The move above through the SDK, on the parent's clock: the servo stands however
-    long the bus works, and after run_to(t) it is where the model is after t."""
+    long the bus works; after run_to(t) it moves to t as the next read comes, with every
+    packet sent before that read in force, and is where the model is after t."""
     with emu.EmulatorProcess([1], stepped=True) as bus:
         port, ph = _sdk_on(bus)
         try:
             assert ph.write1ByteTxRx(port, 1, emu.TORQUE_ENABLE, 1) == (scs.COMM_SUCCESS, 0)
-            goal = (3072).to_bytes(2, "little") + bytes(2) + (1000).to_bytes(2, "little")
-            assert ph.writeTxRx(port, 1, emu.GOAL_POSITION, 6, list(goal)) == \
-                (scs.COMM_SUCCESS, 0)
             for _ in range(50):  # packets, and the emulator's own 20 ms ticks between them
                 assert ph.read2ByteTxRx(port, 1, emu.PRESENT_POSITION)[0] == 2048
             assert bus.time() == 0.0
-            # to the nearest model step (2 ms): 0.2009 s is 100 steps, 0.2011 s 101
-            assert bus.run_to(0.2009) == pytest.approx(0.2, abs=1e-12)
+            bus.run_to(0.2009)
+            # a goal written after run_to but before the next read: in force for the whole
+            # 0.2 s (a servo moved at run_to itself would have stood still under the old one)
+            goal = (3072).to_bytes(2, "little") + bytes(2) + (1000).to_bytes(2, "little")
+            assert ph.writeTxRx(port, 1, emu.GOAL_POSITION, 6, list(goal)) == \
+                (scs.COMM_SUCCESS, 0)
             assert ph.read2ByteTxRx(port, 1, emu.PRESENT_SPEED)[0] == 1000  # at the limit
-            assert bus.run_to(0.2011) == pytest.approx(0.202, abs=1e-12)
-            assert bus.run_to(2.2) == pytest.approx(2.2, abs=1e-12)
+            # to the nearest model step (2 ms): 0.2009 s is 100 steps, 0.2011 s 101
+            assert bus.time() == pytest.approx(0.2, abs=1e-12)
+            bus.run_to(0.2011)
+            assert bus.time() == pytest.approx(0.202, abs=1e-12)
+            bus.run_to(2.2)
+            assert bus.time() == pytest.approx(2.2, abs=1e-12)  # (1,000 steps: now, not
+            # inside the next read, which the SDK waits 34 ms for)
             assert ph.read2ByteTxRx(port, 1, emu.PRESENT_POSITION)[0] == \
                 pytest.approx(3072, abs=1)
             assert ph.read1ByteTxRx(port, 1, emu.MOVING)[0] == 0
@@ -286,9 +293,11 @@ def test_run_to_is_refused_by_an_emulator_in_wall_clock_time():
 
 @pytest.mark.parametrize(("module", "args", "message"), [
     ("sts_emulator", ["--stepped"], "--stepped needs --control"),
-    ("dxl_emulator", ["--control", "--stepped"], "--stepped needs --servo"),
+    ("dxl_emulator", ["--control", "--stepped"],
+     "--stepped: this emulator cannot run on its parent's clock"),
 ])
-def test_stepped_without_a_parent_or_a_model_is_a_usage_error(module, args, message):
+def test_stepped_without_a_parent_or_on_the_dynamixel_emulator_is_a_usage_error(module, args,
+                                                                               message):
     run = subprocess.run([sys.executable, "-m", f"servo_sim.emulators.{module}", *args],
                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert run.returncode == 2

@@ -50,6 +50,10 @@ class EmulatedBus:
 
     #: the motors inside, where they are servo_sim's model (a subclass sets it)
     model: ModelMotors | None = None
+    #: whether the bus can run on its parent's clock (``--stepped``): it moves its
+    #: motors to the parent's time as an instruction that reads comes, so that every
+    #: command sent before it is in force first
+    STEPPABLE = False
 
     def catch_up(self) -> None:
         """Move the motors inside up to now (the device's own)."""
@@ -80,8 +84,6 @@ class EmulatedBus:
             return self.device_time()
         elif kind == "run_to":
             self.model.parent_time = float(args[0])
-            self.catch_up()
-            return self.device_time()
         else:
             return self.device_control(kind, args)
         return None
@@ -122,8 +124,8 @@ def main(argv: list[str] | None, description: str, bus: Callable[..., Any],
     if args.stepped:
         if not args.control:
             parser.error("--stepped needs --control (the parent runs the clock)")
-        if device.model is None:
-            parser.error("--stepped needs --servo (the servos as servo_sim's model)")
+        if not device.STEPPABLE:
+            parser.error("--stepped: this emulator cannot run on its parent's clock")
         device.model.hand_clock_to_parent()
     try:
         serve(device, args.control)
@@ -199,7 +201,8 @@ class ModelMotors:
 
     def hand_clock_to_parent(self) -> None:
         """From now on the motors move only as far as :attr:`parent_time` says, in full
-        (no catch-up limit), counted on their own clock from where it stands."""
+        (no catch-up limit), counted on their own clock from where it stands (a freeze
+        skips the time run meanwhile, as in wall-clock time)."""
         self._start = 0.0
         self.parent_time = self.sim.time
 
@@ -407,14 +410,17 @@ class EmulatorProcess:
         emulated servos move in wall-clock time, not in the plugin's cycles."""
         return self._ask("time")
 
-    def run_to(self, t: float) -> float:
-        """With ``stepped``: the servos move until their own clock (:meth:`time`) reads
-        ``t`` s, to the nearest model step (1 ms with a servo profile), and stand there
-        until the next call; their clock, s. Time a test drives, as a simulator's step."""
+    def run_to(self, t: float) -> None:
+        """With ``stepped``: the servos move on to the parent's time ``t`` s (to the
+        nearest model step, 1 ms with a servo profile) as the next instruction that reads
+        comes, after every packet sent before it, and stand there until the next call
+        (time run while frozen is skipped, as in wall-clock time). Time a test drives, as
+        a simulator's step; :meth:`time` moves them at once and says their clock (after a
+        long run, so that the next read's answer is not late for the SDK's timeout)."""
         if not self.stepped:
             raise RuntimeError(f"run_to({t!r}): the {self.WHAT} was not started stepped; "
                                "its servos move in wall-clock time")
-        return self._ask("run_to", t)
+        self._ask("run_to", t)
 
     def counts(self) -> dict[str, int]:
         """Packets received by instruction ('0x82' sync read...), checksum errors, and

@@ -209,9 +209,10 @@ class Servo:
 
 class Bus(emulator.EmulatedBus):
     """Servos on one bus: turns instruction packets into status packets, and moves the
-    motors inside in wall-clock time."""
+    motors inside in wall-clock time (or on the parent's clock)."""
 
     TICK_S = 0.02  # serve() calls tick() at least this often
+    STEPPABLE = True
 
     def __init__(self, ids: list[int], scs: list[int] | tuple[int, ...] = (),
                  fields: dict[str, Any] | None = None, eeprom: Path | None = None,
@@ -318,10 +319,11 @@ class Bus(emulator.EmulatedBus):
         s.put(MOVING, 1, int(abs(motor.velocity) * per_rad > 10))
 
     def tick(self) -> None:
-        """Step the model up to now (wall-clock time), at most MAX_CATCH_UP_S at once."""
-        if self.model.advance(time.monotonic(), self.frozen):
-            for i in self.servos:
-                self._present(i)
+        """Step the model up to now (wall-clock time), at most MAX_CATCH_UP_S at once;
+        on the parent's clock (``--stepped``) nothing: an instruction that reads moves it
+        (:meth:`handle`)."""
+        if self.model.parent_time is None:
+            self.catch_up()
 
     # ------------------------------------------------------------------ the protocol
 
@@ -389,8 +391,11 @@ class Bus(emulator.EmulatedBus):
 
     def handle(self, servo_id: int, instruction: int, params: bytes) -> bytes:
         """The bytes the bus sends back for one (checksum-verified) instruction (serve()
-        has stepped the motors up to now just before)."""
+        has stepped the motors up to now just before; on the parent's clock, an
+        instruction that reads steps them here)."""
         self.counts[f"0x{instruction:02x}"] += 1
+        if self.model.parent_time is not None and instruction in (READ, SYNC_READ, PING):
+            self.catch_up()  # stepped: to the parent's time, every write before in force
         if instruction == SYNC_READ and servo_id == BROADCAST_ID and len(params) >= 2:
             address, size = params[0], params[1]
             out = b""
@@ -464,7 +469,9 @@ class Bus(emulator.EmulatedBus):
     # ------------------------------------------------------------------ the parent
 
     def catch_up(self) -> None:
-        self.tick()
+        if self.model.advance(time.monotonic(), self.frozen):
+            for i in self.servos:
+                self._present(i)
 
     def device_time(self) -> float:
         return self.sim.time

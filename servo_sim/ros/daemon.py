@@ -6,9 +6,10 @@ One process for the stop and the start, with ros2cli's own functions, and again 
 daemon is found running after the stop: ``ros2 daemon stop`` then ``ros2 daemon start``
 can find "not running", then "already running" on a busy machine (seen at 30 x 6), which
 leaves a daemon that is not the servers' super client and lists nothing of the fleet.
-Tried for up to :data:`PATIENCE_S`: a 10 x 6 fleet launched right after another one had
-ended found the daemon's port taken, with no daemon answering on it, at each of 5 tries
-over 2.3 s (1 benchmark run in 6), and its tools then listed nothing for 16 s.
+Tried again for :data:`PATIENCE_S` (a try may add ros2cli's own waits, 10 s each): a
+10 x 6 fleet launched right after another one had ended found the daemon's port taken,
+with no daemon answering on it, at each of 5 tries over 2.3 s (1 benchmark run in 6),
+and its tools then listed nothing for 16 s. It ends with the launch that started it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import argparse
 import itertools
 import sys
 import time
+
+from .fleet_host import follow_parent
 
 #: How long to try stop-then-start, and the pause between two tries.
 PATIENCE_S = 20.0
@@ -54,7 +57,11 @@ def restart(patience_s: float = PATIENCE_S) -> bool:
 
 
 def main() -> int:
-    """The command: one line saying what happened; status 1 if no daemon of ours runs."""
+    """The command: one line saying what happened; status 1 if no daemon of ours runs.
+    It ends with the process that started it (a killed launch: no daemon started after
+    it, as a super client of servers that are gone)."""
+    if not follow_parent():
+        return 1
     if restart():
         print("ros2 daemon restarted with this environment", flush=True)
         return 0

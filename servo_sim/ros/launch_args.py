@@ -42,9 +42,15 @@ def servo_sim_node(namespace: str, config: str, use_sim_time: str, real_time_fac
     starts, and fleet.launch.py once per robot (``env``: variables for this process
     only; ``parent``: the pid of the launch, whose end it then follows, through
     servo_sim.ros.follow)."""
+    from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
 
     from .follow import command
+
+    # follow, then the user's --launch-prefix (gdb, valgrind...), which a prefix of
+    # the node's own would otherwise replace
+    prefix = None if parent is None else [shlex.join(command(parent, [])) + " ",
+                                          LaunchConfiguration("launch-prefix", default="")]
 
     return Node(
         package="servo_sim",
@@ -56,7 +62,7 @@ def servo_sim_node(namespace: str, config: str, use_sim_time: str, real_time_fac
         parameters=[config, node_parameters(use_sim_time, real_time_factor, executor)],
         arguments=["--ros-args", "--log-level", log_level],
         additional_env=env or None,
-        prefix=None if parent is None else shlex.join(command(parent, [])),
+        prefix=prefix,
         exec_name="servo_sim_node",  # (launch's name for it, prefix or not)
     )
 
