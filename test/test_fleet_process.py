@@ -348,20 +348,35 @@ def test_the_nudge_ends_quietly_on_ctrl_c_before_or_after_it_joined(fleet_of):
                                     "robot (")
 
 
-#: A parent of the nudge: starts it (its lines on this process's stdout), prints its pid.
-NUDGE_PARENT = """
+#: A parent, as launch is: starts ``python -m <its arguments>`` (the child's lines on this
+#: process's stdout, after the child's pid, which it prints), then waits to be killed.
+MODULE_PARENT = """
 import subprocess, sys, time
-nudge = subprocess.Popen([sys.executable, "-m", "servo_sim.ros.fleet_nudge", "r0"])
-print(nudge.pid, flush=True)
+child = subprocess.Popen([sys.executable, "-m", *sys.argv[1:]])
+print(child.pid, flush=True)
 time.sleep(600)
 """
+
+
+def until_gone(pid: int, what: str) -> None:
+    """Wait (TIMEOUT) until process ``pid``, whose parent was killed, has ended; SIGKILL it
+    if it has not (the failure)."""
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        while _running(pid):
+            assert time.monotonic() < deadline, f"{what} outlived its parent"
+            time.sleep(0.05)
+    finally:
+        if _running(pid):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_the_nudge_ends_with_the_process_that_started_it():
     """A launch killed (SIGKILL) leaves no nudge waiting behind it (PR_SET_PDEATHSIG)."""
     from servo_sim.ros import fleet_nudge
 
-    parent = subprocess.Popen([sys.executable, "-c", NUDGE_PARENT], stdout=subprocess.PIPE,
+    parent = subprocess.Popen([sys.executable, "-c", MODULE_PARENT,
+                               "servo_sim.ros.fleet_nudge", "r0"], stdout=subprocess.PIPE,
                               text=True)
     try:
         pid = int(parent.stdout.readline())
@@ -370,10 +385,7 @@ def test_the_nudge_ends_with_the_process_that_started_it():
     finally:
         parent.kill()
         parent.wait()
-    deadline = time.monotonic() + TIMEOUT
-    while _running(pid):
-        assert time.monotonic() < deadline, "the nudge outlived its parent"
-        time.sleep(0.05)
+    until_gone(pid, "the nudge")
 
 
 #: A parent of a discovery server started through servo_sim.ros.follow, as the fleet
@@ -403,14 +415,7 @@ def test_a_discovery_server_started_through_follow_ends_with_its_parent():
     finally:
         parent.kill()
         parent.wait()
-    deadline = time.monotonic() + TIMEOUT
-    try:
-        while _running(pid):
-            assert time.monotonic() < deadline, "the discovery server outlived its parent"
-            time.sleep(0.05)
-    finally:
-        if _running(pid):  # (the case under test)
-            os.kill(pid, signal.SIGKILL)
+    until_gone(pid, "the discovery server")
 
 
 @pytest.mark.parametrize(("argv", "status", "message"), [

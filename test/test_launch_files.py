@@ -505,15 +505,6 @@ def test_a_fleet_and_its_server_end_with_a_launch_that_leaves_them_running(tmp_p
             pass
 
 
-#: A parent of the daemon restart (as launch is): starts it, prints its pid.
-RESTART_PARENT = """
-import subprocess, sys, time
-restart = subprocess.Popen([sys.executable, "-m", "servo_sim.ros.daemon"])
-print(restart.pid, flush=True)
-time.sleep(600)
-"""
-
-
 def test_the_daemon_restart_tries_on_while_the_daemons_port_stays_taken():
     """The daemon's port bound by a process that answers nothing on it (as a benchmark run
     found it once, the launch right after another): the restart tries on and starts the
@@ -522,7 +513,7 @@ def test_the_daemon_restart_tries_on_while_the_daemons_port_stays_taken():
     require_ros("ros2launch", need="ros_launch")
     from ros2cli.daemon import get_address
     from ros2cli.node.daemon import is_daemon_running
-    from test_fleet_process import _running
+    from test_fleet_process import MODULE_PARENT, _running, until_gone
 
     ros2 = shutil.which("ros2")
     subprocess.run([ros2, "daemon", "stop"], capture_output=True, timeout=60)
@@ -530,8 +521,8 @@ def test_the_daemon_restart_tries_on_while_the_daemons_port_stays_taken():
     holder.bind(get_address())  # bound, not listening: a connect is refused, a bind fails
     restart = subprocess.Popen([sys.executable, "-m", "servo_sim.ros.daemon"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    parent = subprocess.Popen([sys.executable, "-c", RESTART_PARENT], stdout=subprocess.PIPE,
-                              text=True)
+    parent = subprocess.Popen([sys.executable, "-c", MODULE_PARENT, "servo_sim.ros.daemon"],
+                              stdout=subprocess.PIPE, text=True)
     orphan = int(parent.stdout.readline())
     try:
         time.sleep(5.0)  # the port taken for a while (what is under test: not a wait)
@@ -539,10 +530,7 @@ def test_the_daemon_restart_tries_on_while_the_daemons_port_stays_taken():
         assert _running(orphan)
         parent.kill()
         parent.wait()
-        deadline = time.monotonic() + 60
-        while _running(orphan):
-            assert time.monotonic() < deadline, "the restart outlived its parent"
-            time.sleep(0.05)
+        until_gone(orphan, "the restart")
         holder.close()
         out, _ = restart.communicate(timeout=60)
         assert restart.returncode == 0, out
@@ -553,7 +541,7 @@ def test_the_daemon_restart_tries_on_while_the_daemons_port_stays_taken():
         for process in (restart, parent):
             if process.poll() is None:
                 process.kill()
-        if _running(orphan):
+        if _running(orphan):  # (a failure before until_gone)
             os.kill(orphan, signal.SIGKILL)
         subprocess.run([ros2, "daemon", "stop"], capture_output=True, timeout=60)
 

@@ -21,7 +21,6 @@ if __name__ == "__main__":  # first: a Ctrl-C reaches the whole launch, this pro
     signal.signal(signal.SIGINT, lambda signum, frame: os._exit(0))
 
 import argparse
-import itertools
 import sys
 import time
 
@@ -42,18 +41,17 @@ def restart(patience_s: float = PATIENCE_S) -> bool:
 
     args = argparse.Namespace()
     deadline = time.monotonic() + patience_s
-    for attempt in itertools.count():
-        if attempt:
-            if time.monotonic() + PAUSE_S > deadline:
-                return False
-            time.sleep(PAUSE_S)
+    while True:
         try:
             shutdown_daemon(args, timeout=TIMEOUT_S)
         except RuntimeError:  # it did not stop within TIMEOUT_S: try again
-            continue
-        if spawn_daemon(args, timeout=TIMEOUT_S):
-            return True
-    return False  # (not reached)
+            pass
+        else:
+            if spawn_daemon(args, timeout=TIMEOUT_S):
+                return True
+        if time.monotonic() + PAUSE_S > deadline:
+            return False
+        time.sleep(PAUSE_S)
 
 
 def main() -> int:
