@@ -291,6 +291,15 @@ def test_run_to_is_refused_by_an_emulator_in_wall_clock_time():
             bus.run_to(1.0)
 
 
+def test_run_to_a_time_that_is_not_finite_is_refused_and_the_servo_stays():
+    with emu.EmulatorProcess([1], stepped=True) as bus:
+        for bad in (math.nan, math.inf, -math.inf):
+            with pytest.raises(ValueError, match=r"the time must be a finite number"):
+                bus.run_to(bad)
+        bus.run_to(0.01)
+        assert bus.time() == pytest.approx(0.01, abs=1e-12)  # still answering, on time
+
+
 @pytest.mark.parametrize(("module", "args", "message"), [
     ("sts_emulator", ["--stepped"], "--stepped needs --control"),
     ("dxl_emulator", ["--control", "--stepped"],

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import select
 import subprocess
@@ -420,6 +421,8 @@ class EmulatorProcess:
         if not self.stepped:
             raise RuntimeError(f"run_to({t!r}): the {self.WHAT} was not started stepped; "
                                "its servos move in wall-clock time")
+        if not math.isfinite(t):
+            raise ValueError(f"run_to({t!r}): the time must be a finite number of seconds")
         self._ask("run_to", t)
 
     def counts(self) -> dict[str, int]:
