@@ -73,6 +73,11 @@ def test_a_step_through_the_panel_moves_the_motor_and_its_figures_are_the_librar
     client.create_subscription(servo_msgs.ServoState, "/pb/servo_sim/servo_state",
                                seen.append, 1000)
     _follow(qtbot, panel, "/pb/servo_sim", "arm")
+    # the test's own subscription matched first: the panel's link may match the node
+    # before it does (its own participant), and the step's first samples then came
+    # before it (CI, one run: the test's window began 64 ms late, settling 0.656 s not
+    # 0.720 s)
+    client.spin_until(lambda: seen, "the test's subscription to match")
     answer = panel.step(0.5, 2.0)
     # the link's thread records the step; the test's client records it too meanwhile
     client.spin_until(lambda: answer.done, "the step's recording")
@@ -84,6 +89,7 @@ def test_a_step_through_the_panel_moves_the_motor_and_its_figures_are_the_librar
     t0, last = recording.t0, recording.samples[-1].t
     client.spin_until(lambda: seen and _t(seen[-1]) >= last, "the test's own samples")
     mine = [m for m in seen if t0 <= _t(m) <= last]
+    assert mine and _t(mine[0]) == t0, "the test's samples begin where the panel's do"
     t = [_t(m) - t0 for m in mine]
     y = [m.position[list(m.name).index("arm")] for m in mine]
     effort = [m.effort[list(m.name).index("arm")] for m in mine]
