@@ -46,6 +46,20 @@ def _follow(qtbot, panel: ServoPanel, node: str, motor: str) -> None:
                     and not panel.busy, timeout=WAIT_MS)
 
 
+def _follow_seeing(client, qtbot, panel: ServoPanel, node: str, motor: str) -> list:
+    """``_follow``, with the test's own subscription to the node's servo_state matched
+    too: the messages it receives. The panel's link is a participant of its own and may
+    match the node first; a step started before the test's subscription matched lost it
+    the step's first samples (CI under load: 4 samples in the plot test; 64 ms in the
+    step test, settling 0.656 s against the panel's 0.720 s)."""
+    seen: list = []
+    client.create_subscription(servo_msgs.ServoState, f"{node}/servo_state", seen.append,
+                               1000)
+    _follow(qtbot, panel, node, motor)
+    client.spin_until(lambda: seen, "the test's subscription to match")
+    return seen
+
+
 def test_the_panel_follows_a_namespaced_node_and_the_motor_chosen(start, panel, qtbot,
                                                                   client):
     start("pa", "--params-file", CONFIG)
@@ -69,15 +83,7 @@ def test_the_panel_follows_a_namespaced_node_and_the_motor_chosen(start, panel, 
 def test_a_step_through_the_panel_moves_the_motor_and_its_figures_are_the_librarys(
         start, panel, qtbot, client, tmp_path):
     start("pb", "--params-file", CONFIG)
-    seen: list = []
-    client.create_subscription(servo_msgs.ServoState, "/pb/servo_sim/servo_state",
-                               seen.append, 1000)
-    _follow(qtbot, panel, "/pb/servo_sim", "arm")
-    # the test's own subscription matched first: the panel's link may match the node
-    # before it does (its own participant), and the step's first samples then came
-    # before it (CI, one run: the test's window began 64 ms late, settling 0.656 s not
-    # 0.720 s)
-    client.spin_until(lambda: seen, "the test's subscription to match")
+    seen = _follow_seeing(client, qtbot, panel, "/pb/servo_sim", "arm")
     answer = panel.step(0.5, 2.0)
     # the link's thread records the step; the test's client records it too meanwhile
     client.spin_until(lambda: answer.done, "the step's recording")
@@ -220,10 +226,7 @@ def test_the_plot_draws_the_nodes_samples_in_units_and_keeps_a_zoom_or_a_pause(
     """The plot (pyqtgraph): axes labelled in the motor's units, the series ticked, the
     node's own samples drawn; a zoom is kept as samples come in; pause freezes it."""
     start("ph", "--params-file", CONFIG)
-    seen: list = []
-    client.create_subscription(servo_msgs.ServoState, "/ph/servo_sim/servo_state",
-                               seen.append, 1000)
-    _follow(qtbot, panel, "/ph/servo_sim", "arm")
+    seen = _follow_seeing(client, qtbot, panel, "/ph/servo_sim", "arm")
     plot = panel.plot
     assert [(r, plot.rows[r].getAxis("left").labelText, plot.units(r)) for r in plot.rows] \
         == [("angle", "position", "rad"), ("velocity", "velocity", "rad/s"),
@@ -232,9 +235,7 @@ def test_the_plot_draws_the_nodes_samples_in_units_and_keeps_a_zoom_or_a_pause(
     assert plot.shown() == ["position", "target"] and plot.shown_rows() == ["angle"]
     plot.boxes["effort"].setChecked(True)
     assert plot.shown_rows() == ["angle", "effort"] and plot.curves["effort"].isVisible()
-    # the node's samples, as the test got them, are what the plot draws: the test's own
-    # subscription matched first (CI under load: the step's first 4 samples came before it)
-    client.spin_until(lambda: seen, "the test's subscription to match")
+    # the node's samples, as the test got them, are what the plot draws
     answer = panel.step(0.5, 1.0)
     client.spin_until(lambda: answer.done, "the step's recording")
     last = panel.link.recording.samples[-1].t
