@@ -172,6 +172,22 @@ def start_on_a_bus(hw, timeout_s: float = 10.0, retry_s: float = 0.1) -> None:
         time.sleep(retry_s)
 
 
+def start_refused(hw, timeout_s: float = 10.0, retry_s: float = 0.1) -> str:
+    """Start the HardwareSystem ``hw`` of an emulated bus that must refuse to start: the
+    plugin's reason once a try failed for a cause other than a lost reply. A reply the
+    SDK missed even on the plugin's second try (its reason says ``[TxRxResult]``: an
+    emulator starved by a busy machine) is not the refusal expected: tried again,
+    ``retry_s`` apart, until ``timeout_s`` of wall time has passed."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        assert not hw.start(), "started, where a refusal was expected"
+        reason = hw.component.reason
+        if "[TxRxResult]" not in reason:
+            return reason
+        assert time.monotonic() < deadline, f"only lost replies for {timeout_s} s: {reason}"
+        time.sleep(retry_s)
+
+
 def recover(hw, cycles: int) -> None:
     """Cycle the HardwareSystem ``hw`` until it is active again, at most ``cycles`` times
     (a real plugin's recovery: configure + activate once per RECOVERY_PERIOD_MS)."""

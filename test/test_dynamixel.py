@@ -395,14 +395,40 @@ def test_a_torque_off_without_an_answer_is_retried_then_said(bus, hw, caplog):
     assert "it may still be on" in caplog.text
 
 
-def test_corrupted_crc_is_a_communication_failure(bus, hw):
-    bus.corrupt(1)
+def test_one_corrupted_crc_is_read_again_two_are_a_communication_failure(bus, hw):
+    before = bus.counts()["0x82"]
+    bus.corrupt(1)  # servo 1's reply to the sync read
+    hw.cycle()
+    assert hw.active
+    assert bus.counts()["0x82"] - before == 2  # read once more, within the cycle
+    bus.corrupt(4)  # the 3 replies of the first sync read and the first of the second
     hw.cycle()
     assert hw.state is LifecycleState.UNCONFIGURED
     assert "[TxRxResult] Incorrect status packet!" in hw.component.reason
     assert hw.flags("a") & StateFlags.COMMUNICATION_FAILURE
     recover(hw, 3 * STEPS_PER_RETRY)
     assert hw.flags("a") == StateFlags.READY | StateFlags.ENABLED
+
+
+def test_a_read_while_configuring_is_tried_again_on_a_corrupt_reply(bus):
+    """The first ping's reply corrupt: pinged again, and the start goes on (a real bus
+    loses a reply now and then, and a busy machine starves an emulated one)."""
+    before = bus.counts().get("0x01", 0)
+    system = HardwareSystem(config(bus.port))
+    bus.corrupt(1)
+    assert system.start(), system.component.reason
+    assert bus.counts()["0x01"] - before == 3 + 1  # a ping per servo, servo 1's twice
+    system.shutdown()
+
+
+def test_a_read_while_configuring_that_fails_twice_fails_the_start_with_the_buss_error(bus):
+    system = HardwareSystem(config(bus.port))
+    bus.corrupt(2)
+    assert not system.start()
+    assert system.component.reason == \
+        "motor 'a' (id 1): ping: [TxRxResult] Incorrect status packet!"
+    assert system.flags("a") & StateFlags.COMMUNICATION_FAILURE
+    system.shutdown()
 
 
 def test_overload_sets_error_flags_reboots_and_recovers(bus, hw, caplog):

@@ -17,7 +17,13 @@ import sys
 
 import pytest
 import scservo_sdk as scs
-from conftest import cycle_until, interrupt_inside_a_transaction, recover, start_on_a_bus
+from conftest import (
+    cycle_until,
+    interrupt_inside_a_transaction,
+    recover,
+    start_on_a_bus,
+    start_refused,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -448,9 +454,35 @@ def test_configure_and_activate_write_the_settings(bus, hw):
 ])
 def test_the_servos_angle_limits_are_checked_against_the_config(bus, limits, message):
     system = HardwareSystem(config(bus.port, limits=limits))
-    assert not system.start()
-    assert system.component.reason == message
+    assert start_refused(system) == message
     assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0  # nothing moves
+    system.shutdown()
+
+
+def test_a_read_while_configuring_is_tried_again_on_a_corrupt_reply(bus):
+    """Servo 1's Model Number reply corrupt: read again, and the start goes on (a real
+    bus loses a reply now and then, and a busy machine starves an emulated one)."""
+    before = bus.counts().get("0x02", 0)
+    system = HardwareSystem(config(bus.port))
+    bus.corrupt(1)
+    assert system.start(), system.component.reason
+    # per servo Model Number, Status, the limits and Operating Mode; servo 1's first twice
+    assert bus.counts()["0x02"] - before == 3 * 4 + 1
+    system.shutdown()
+
+
+@pytest.mark.parametrize("lose, error", [("corrupt", "Incorrect status packet!"),
+                                         ("silence", "There is no status packet!")])
+def test_a_read_while_configuring_that_fails_twice_fails_the_start_with_the_buss_error(
+        bus, lose, error):
+    """Both tries of servo 1's Model Number lost (two corrupt replies, or none at all):
+    the start fails with the SDK's error for it."""
+    system = HardwareSystem(config(bus.port))
+    bus.corrupt(2) if lose == "corrupt" else bus.silence([1])
+    assert not system.start()
+    assert system.component.reason == \
+        f"motor 'a' (id 1): read Model Number: [TxRxResult] {error}"
+    assert system.flags("a") & StateFlags.COMMUNICATION_FAILURE
     system.shutdown()
 
 
@@ -464,8 +496,7 @@ def test_multi_turn_servos_take_any_limits(bus):
 def test_an_unknown_model_number_is_one_error_and_nothing_moves(bus):
     bus.set(2, emu.MODEL_NUMBER, 2, 1234)
     system = HardwareSystem(config(bus.port))
-    assert not system.start()
-    assert system.component.reason == (
+    assert start_refused(system) == (
         "motor 'b' (id 2): unknown model number 1234 (bytes d2 04): not a servo this plugin "
         "knows (STS3215 777, STS3250 2825, SM8512BL 11272, SCS0009 1284)")
     assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [0, 0, 0]
@@ -477,7 +508,7 @@ def test_the_lerobot_calibration_is_written_and_used(bus, tmp_path):
     path.write_text(json.dumps(LEROBOT))
     bus.freeze()
     system = HardwareSystem(config(bus.port, limits=(-1.5, 1.5), calibration=str(path)))
-    assert system.start(), system.component.reason
+    start_on_a_bus(system)
     # the file's homing offset (sign-magnitude, bit 11) and range are in the servos now
     assert bus.get(1, emu.HOMING_OFFSET, 2) == -300
     assert bus.get(2, emu.HOMING_OFFSET, 2) == 120
@@ -500,9 +531,8 @@ def test_a_calibrated_range_narrower_than_the_config_is_refused(bus, tmp_path):
     path = tmp_path / "so101.json"
     path.write_text(json.dumps(LEROBOT))
     system = HardwareSystem(config(bus.port, limits=(-2.0, 1.5), calibration=str(path)))
-    assert not system.start()
     # a: range 900 .. 3200 about 2047: -1147 ticks = -1147 x 2 pi / 4096 = -1.75948 rad
-    assert system.component.reason == ("motor 'a' (id 1): min_position -2 rad is beyond the "
+    assert start_refused(system) == ("motor 'a' (id 1): min_position -2 rad is beyond the "
                                        "servo's Min_Position_Limit 900 ticks (-1.7595 rad)")
     # refused before anything was written to the servo
     assert bus.get(1, emu.HOMING_OFFSET, 2) == 0
@@ -518,7 +548,7 @@ def test_start_up_writes_torque_limit_and_torque_only(bus):
     per servo one Torque Limit and one Torque Enable write."""
     before = bus.counts().get("0x03", 0)
     system = HardwareSystem(config(bus.port))
-    assert system.start(), system.component.reason
+    start_on_a_bus(system)
     assert bus.counts().get("0x03", 0) - before == 2 * 3
     system.shutdown()
 
@@ -569,7 +599,7 @@ def test_huge_commands_saturate_the_registers_and_keep_the_bus_up(bus):
     bus.set(1, emu.MAX_POSITION_LIMIT, 2, 0)
     bus.set(2, emu.MAX_POSITION_LIMIT, 2, 0)
     bus.set(3, emu.MAX_POSITION_LIMIT, 2, 0)
-    assert system.start(), system.component.reason
+    start_on_a_bus(system)
     bus.freeze()
     system.command("a", Motor.set_position, 1e7)
     system.command("a", Motor.set_acceleration, 1e9)
@@ -618,7 +648,7 @@ def test_a_mixed_bus_with_an_scs_servo():
     with emu.EmulatorProcess([1, 2], scs=[2]) as bus:
         bus.freeze()
         system = HardwareSystem(config(bus.port, motors=("a", "b"), limits=(-2.5, 2.5)))
-        assert system.start(), system.component.reason
+        start_on_a_bus(system)
         bus.set(2, emu.PRESENT_POSITION, 2, 512 + 128)  # SCS: 1024 per turn, 512 at 0
         system.cycle()
         assert system.sim.motor("b").position == pytest.approx(math.pi / 4)
@@ -743,7 +773,7 @@ def test_a_voltage_error_is_a_warning_and_the_servo_keeps_going(bus, hw):
 
 def test_shutdown_switches_every_torque_off(bus):
     system = HardwareSystem(config(bus.port))
-    assert system.start()
+    start_on_a_bus(system)
     assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [1, 1, 1]
     system.shutdown()
     assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [0, 0, 0]

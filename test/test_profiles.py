@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import cycle_until_settled, reversal
+from conftest import cycle_until_settled, reversal, start_on_a_bus
 
 from servo_sim.emulators import dxl_emulator, sts_emulator
 from servo_sim.hardware import HardwareSystem
@@ -160,7 +160,7 @@ def spin_flat_out(config: dict, bus, read):
     the emulated ``bus``; that value."""
     system = HardwareSystem(parse_config({"basic_time_step_ms": 8, **config}))
     try:
-        assert system.start(), system.component.reason
+        start_on_a_bus(system)
         system.command("wheel", Motor.set_position, INF)
         system.command("wheel", Motor.set_velocity, 10.0)
         return cycle_until_settled(system, bus, read)

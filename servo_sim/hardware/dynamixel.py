@@ -38,14 +38,17 @@ Profile Velocity/Acceleration <= 32767, |Goal Velocity| <= 1023, currents <=
 current_limit_max), so no command can overflow a register.
 
 Per cycle on the bus: one group sync read (Present Current, Velocity, Position: 10
-bytes from address 126 of every servo) and one group sync write (Goal Current, Goal
-Velocity, Profile Acceleration, Profile Velocity, Goal Position: 18 bytes from 102).
+bytes from address 126 of every servo), tried once more where a reply is missing or
+corrupt, as every read while configuring is (ping, Hardware Error Status), and one group
+sync write (Goal Current, Goal Velocity, Profile Acceleration, Profile Velocity, Goal
+Position: 18 bytes from 102).
 Mode, Current Limit and gains are written to a servo only when they change (mode and
 Current Limit sit in EEPROM: the torque is briefly switched off to write them).
 
 The alert bit of a status packet makes the plugin read Hardware Error Status; its
 bits become the motor's ``faults`` and the ERROR flag, and the cycle returns ERROR.
-A transaction that fails or times out flags COMMUNICATION_FAILURE and returns ERROR.
+A transaction that fails or times out (a read: twice) flags COMMUNICATION_FAILURE and
+returns ERROR.
 ``on_error()`` reboots servos with a hardware error (what clears it); the system then
 retries configure + activate until every servo answers.
 """
@@ -181,17 +184,17 @@ class DynamixelHardware(SerialBusHardware):
         self.packet = dxl.PacketHandler(2.0)
         if not self.open_port(dxl.PortHandler(self.port_name)):
             return CallbackReturn.FAILURE
-        for i, dxl_id in enumerate(self.ids):
-            model, result, _ = self.packet.ping(self.port, dxl_id)
-            if result != dxl.COMM_SUCCESS:
-                return self._lost(i, "ping", result, CallbackReturn.FAILURE)
+        for i in range(len(self.ids)):  # each read tried again on a lost reply (ask)
+            got = self.ask(i, "ping", self.packet.ping)
+            if got is None:
+                return CallbackReturn.FAILURE
             if self.units[i]["current_control"] is None:
-                self.units[i]["current_control"] = model in CURRENT_SENSING_MODELS
-            errors, result, _ = self.packet.read1ByteTxRx(self.port, dxl_id,
-                                                          HARDWARE_ERROR_STATUS)
-            if result != dxl.COMM_SUCCESS:
-                return self._lost(i, "read Hardware Error Status", result,
-                                  CallbackReturn.FAILURE)
+                self.units[i]["current_control"] = got[0] in CURRENT_SENSING_MODELS
+            got = self.ask(i, "read Hardware Error Status", self.packet.read1ByteTxRx,
+                           HARDWARE_ERROR_STATUS)
+            if got is None:
+                return CallbackReturn.FAILURE
+            errors = got[0]
             if errors:
                 self._hardware_error(i, errors)
                 return self.fail(self.faults[i], CallbackReturn.ERROR)  # on_error reboots
@@ -222,17 +225,14 @@ class DynamixelHardware(SerialBusHardware):
     # ------------------------------------------------------------------ the bus
 
     def _read_present(self) -> CallbackReturn:
-        """One sync read of Present Current/Velocity/Position for every servo."""
-        result = self.reader.txPacket()
-        if result != dxl.COMM_SUCCESS:
-            return self._lost(None, "sync read", result)
+        """One sync read of Present Current/Velocity/Position for every servo, tried once
+        more where a reply is missing or corrupt (``read_tried``)."""
+        replies, ret = self.read_tried(self._read_all)
+        if ret is not CallbackReturn.SUCCESS:
+            return ret
         state = self.state
         alerts = []
-        for i, dxl_id in enumerate(self.ids):
-            data, result, error = self.packet.readRx(self.port, dxl_id, PRESENT_SIZE)
-            if result != dxl.COMM_SUCCESS:
-                return self._lost(i, "sync read", result)
-            raw = bytes(data)
+        for i, (raw, error) in replies.items():
             u = self.units[i]
             current = int.from_bytes(raw[0:2], "little", signed=True)
             velocity = int.from_bytes(raw[2:6], "little", signed=True)
@@ -243,14 +243,28 @@ class DynamixelHardware(SerialBusHardware):
             if error & 0x80:
                 alerts.append(i)
         for i in alerts:
-            errors, result, _ = self.packet.read1ByteTxRx(self.port, self.ids[i],
-                                                          HARDWARE_ERROR_STATUS)
-            if result != dxl.COMM_SUCCESS:
-                return self._lost(i, "read Hardware Error Status", result)
-            self._hardware_error(i, errors)
+            got = self.ask(i, "read Hardware Error Status", self.packet.read1ByteTxRx,
+                           HARDWARE_ERROR_STATUS, code=CallbackReturn.ERROR)
+            if got is None:
+                return CallbackReturn.ERROR
+            self._hardware_error(i, got[0])
         if alerts:
             return self.fail("; ".join(self.faults[i] for i in alerts), CallbackReturn.ERROR)
         return CallbackReturn.SUCCESS
+
+    def _read_all(self) -> tuple[dict[int, tuple[bytes, int]], tuple | None]:
+        """({motor: (present bytes, error bits)}, None), or what failed: (motor or None,
+        what, the SDK's result)."""
+        replies: dict[int, tuple[bytes, int]] = {}
+        result = self.reader.txPacket()
+        if result != dxl.COMM_SUCCESS:
+            return replies, (None, "sync read", result)
+        for i, dxl_id in enumerate(self.ids):
+            data, result, error = self.packet.readRx(self.port, dxl_id, PRESENT_SIZE)
+            if result != dxl.COMM_SUCCESS:
+                return replies, (i, "sync read", result)
+            replies[i] = (bytes(data), error)
+        return replies, None
 
     def _goal_bytes(self, i: int, mode: int) -> list[int]:
         """The 18 bytes from Goal Current to Goal Position for motor ``i``, each value

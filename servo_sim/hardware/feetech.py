@@ -32,7 +32,10 @@ bit 15, load bit 10, homing offset bit 11). The series is told by the model numb
 byte order is per servo, so a bus may mix them (the SDK's ``PacketHandler`` sets one
 order for the whole process; the plugin uses only its byte-level calls).
 
-At configure, every servo's Min/Max_Position_Limit is read and the config's
+At configure, every read (Model Number, Status, the limits, Homing_Offset, Operating
+Mode) is tried once more where the reply is missing or corrupt, as the cycle's reads are;
+a bus that answers neither try fails the start with the SDK's error. Every servo's
+Min/Max_Position_Limit is read and the config's
 min_position/max_position must lie within them (an error names the servo, the field
 and both values); both 0 (multi-turn) accept any.
 
@@ -93,7 +96,6 @@ GOALS, GOALS_SIZE = 41, 7  # Acceleration(1) Goal Position(2) Goal Time(2) Goal 
 PRESENT, PRESENT_SIZE = 56, 15  # Position(2) Speed(2) Load(2) Voltage Temperature . Status
 #                                 Moving . . Current(2)
 SCS_PRESENT_SIZE = 11  # to Moving: an SCS has no Present Current
-READ_TRIES = 2  # a read whose reply is missing or corrupt is tried once more
 MODE_POSITION, MODE_WHEEL = 0, 1
 #: model number (as stored, in the series' byte order) -> (name, series)
 MODELS: dict[tuple[int, str], tuple[str, str]] = {
@@ -280,10 +282,11 @@ class FeetechHardware(SerialBusHardware):
 
     def _configure_servo(self, i: int) -> CallbackReturn:
         servo_id, u = self.ids[i], self.units[i]
-        data, result, _ = self.packet.readTxRx(self.port, servo_id, MODEL_NUMBER, 2)
-        if result != scs.COMM_SUCCESS:
-            return self._lost(i, "read Model Number", result, CallbackReturn.FAILURE)
-        raw = bytes(data)
+        read = self.packet.readTxRx  # each read tried again on a lost reply (ask)
+        got = self.ask(i, "read Model Number", read, MODEL_NUMBER, 2)
+        if got is None:
+            return CallbackReturn.FAILURE
+        raw = bytes(got[0])
         known = [(name, series, order) for (number, order), (name, series) in MODELS.items()
                  if int.from_bytes(raw, order) == number]
         if not known:
@@ -297,15 +300,17 @@ class FeetechHardware(SerialBusHardware):
         u["rad_per_tick"] = 2.0 * math.pi / ticks
         if u["zero"] is None:
             u["zero"] = ticks // 2
-        status, result, error = self.packet.readTxRx(self.port, servo_id, STATUS, 1)
-        if result != scs.COMM_SUCCESS:
-            return self._lost(i, "read Status", result, CallbackReturn.FAILURE)
-        if (status[0] | error) & ~VOLTAGE:
-            self._fault(i, status[0] | error)
+        got = self.ask(i, "read Status", read, STATUS, 1)
+        if got is None:
+            return CallbackReturn.FAILURE
+        bits = got[0][0] | got[1]
+        if bits & ~VOLTAGE:
+            self._fault(i, bits)
             return self.fail(self.faults[i])
-        data, result, _ = self.packet.readTxRx(self.port, servo_id, MIN_POSITION_LIMIT, 4)
-        if result != scs.COMM_SUCCESS:
-            return self._lost(i, "read Min/Max_Position_Limit", result, CallbackReturn.FAILURE)
+        got = self.ask(i, "read Min/Max_Position_Limit", read, MIN_POSITION_LIMIT, 4)
+        if got is None:
+            return CallbackReturn.FAILURE
+        data = got[0]
         held = {MIN_POSITION_LIMIT: int.from_bytes(bytes(data[0:2]), u["order"]),
                 MAX_POSITION_LIMIT: int.from_bytes(bytes(data[2:4]), u["order"])}
         low, high = u["limits"] or (held[MIN_POSITION_LIMIT], held[MAX_POSITION_LIMIT])
@@ -316,10 +321,10 @@ class FeetechHardware(SerialBusHardware):
         if u["limits"] is not None:
             wanted = {MIN_POSITION_LIMIT: low, MAX_POSITION_LIMIT: high}
         if u["series"] == "sts" and u["homing"] is not None:
-            data, result, _ = self.packet.readTxRx(self.port, servo_id, HOMING_OFFSET, 2)
-            if result != scs.COMM_SUCCESS:
-                return self._lost(i, "read Homing_Offset", result, CallbackReturn.FAILURE)
-            held[HOMING_OFFSET] = int.from_bytes(bytes(data), u["order"])
+            got = self.ask(i, "read Homing_Offset", read, HOMING_OFFSET, 2)
+            if got is None:
+                return CallbackReturn.FAILURE
+            held[HOMING_OFFSET] = int.from_bytes(bytes(got[0]), u["order"])
             wanted[HOMING_OFFSET] = _sign_magnitude(u["homing"], 11)
         writes = [(address, value) for address, value in wanted.items()
                   if held[address] != value]
@@ -332,10 +337,10 @@ class FeetechHardware(SerialBusHardware):
                 return ret
         u["mode"] = MODE_POSITION
         if u["series"] == "sts":  # what the servo has: written only if it must change
-            data, result, _ = self.packet.readTxRx(self.port, servo_id, OPERATING_MODE, 1)
-            if result != scs.COMM_SUCCESS:
-                return self._lost(i, "read Operating Mode", result, CallbackReturn.FAILURE)
-            u["mode"] = data[0]
+            got = self.ask(i, "read Operating Mode", read, OPERATING_MODE, 1)
+            if got is None:
+                return CallbackReturn.FAILURE
+            u["mode"] = got[0][0]
         return CallbackReturn.SUCCESS
 
     def _check_limits(self, i: int, low: int, high: int) -> str:
@@ -404,14 +409,9 @@ class FeetechHardware(SerialBusHardware):
         """The present values of every servo: one sync read of the STS servos and a read
         of each SCS servo (it has no sync read), tried once more where a reply is missing
         or corrupt (a busy bus loses one now and then)."""
-        for attempt in range(READ_TRIES):
-            replies, failed = self._read_all()
-            if failed is None:
-                break
-            if attempt + 1 < READ_TRIES:
-                self.port.ser.reset_input_buffer()  # what is left of the failed replies
-        else:
-            return self._lost(*failed)
+        replies, ret = self.read_tried(self._read_all)
+        if ret is not CallbackReturn.SUCCESS:
+            return ret
         state = self.state
         errors = []
         for i, (raw, error) in replies.items():

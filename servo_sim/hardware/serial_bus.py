@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,6 +27,9 @@ from .base import CallbackReturn, HardwareComponent, HardwareInfo, StateFlags
 COMM_SUCCESS = 0  # dynamixel-sdk's and feetech-servo-sdk's
 #: attempts at switching one servo's torque off before a warning says it may be on
 TORQUE_OFF_ATTEMPTS = 2
+#: tries of a read whose reply is missing or corrupt (a busy bus, or a busy machine
+#: under an emulated one, loses a reply now and then), in a cycle and while configuring
+READ_TRIES = 2
 
 log = logging.getLogger("servo_sim")
 
@@ -207,6 +210,40 @@ class SerialBusHardware(HardwareComponent):
             except Exception:  # noqa: BLE001 - closing a dead port
                 pass
             self.port = None
+
+    # ------------------------------------------------------------------ reads
+
+    def ask(self, i: int, what: str, call: Callable[..., tuple], *args: Any,
+            code: CallbackReturn = CallbackReturn.FAILURE) -> tuple[Any, int] | None:
+        """``call(port, id of motor i, *args)``, an SDK read returning (data, result,
+        error), tried again where the reply is missing or corrupt (READ_TRIES in all):
+        (data, error bits), or None once every try failed, the last failure flagged and
+        said as the device's error (``code``: what the caller returns then)."""
+        for attempt in range(READ_TRIES):
+            data, result, error = call(self.port, self.ids[i], *args)
+            if result == COMM_SUCCESS:
+                return data, error
+            if attempt + 1 < READ_TRIES:
+                self._drop_input()
+        self._lost(i, what, result, code)
+        return None
+
+    def read_tried(self, read_all: Callable[[], tuple[dict, tuple | None]]
+                   ) -> tuple[dict, CallbackReturn]:
+        """``read_all()`` -> (replies, None) or (partial replies, (motor or None, what,
+        the SDK's result)), tried again where a reply is missing or corrupt (READ_TRIES in
+        all): (replies, SUCCESS), or ({}, ERROR) with the last failure flagged and said."""
+        for attempt in range(READ_TRIES):
+            replies, failed = read_all()
+            if failed is None:
+                return replies, CallbackReturn.SUCCESS
+            if attempt + 1 < READ_TRIES:
+                self._drop_input()
+        return {}, self._lost(*failed)
+
+    def _drop_input(self) -> None:
+        """What is left of a failed transaction's replies."""
+        self.port.ser.reset_input_buffer()
 
     # ------------------------------------------------------------------ errors
 
