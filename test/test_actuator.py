@@ -215,16 +215,24 @@ def test_the_gear_friction_is_directional(torque, moves):
     assert (m.velocity < 0.0) is moves
 
 
-def test_the_friction_near_rest_fades_with_the_speed():
-    """Coasting at 1 rad/s, unpowered: one 1 ms step takes c dt / I off the speed, with
-    c = f + friction_stribeck exp(-(w / w_s) ^ alpha) = 0.5 + 0.3 exp(-1) = 0.61036 N*m
-    (w_s 1 rad/s, alpha 2): 1 - 0.61036 x 0.001 / 0.1 = 0.9938964 rad/s."""
-    sim = motor({"friction": 0.5, "friction_stribeck": 0.3, "stribeck_velocity": 1.0,
-                 "stribeck_alpha": 2.0}, inertia=0.1, max_torque=0.0)
-    sim.bank.velocity[:] = 1.0
+@pytest.mark.parametrize("w, w_s, alpha", [
+    (1.0, 1.0, 2.0),  # exp(-1) whatever the exponent or the ratio's direction
+    (0.3, 0.2, 2.0), (-0.3, 0.2, 2.0),  # (1.5)^2 = 2.25, not 1.5 (alpha) nor 0.06 (w w_s)
+    (0.1, 0.4, 0.5), (-0.1, 0.4, 0.5),  # (0.25)^0.5 = 0.5: alpha < 1, both signs
+])
+def test_the_friction_near_rest_fades_with_the_speed(w, w_s, alpha):
+    """Coasting at w, unpowered: one 1 ms step takes c dt / I off the speed, toward rest,
+    with c = f + friction_stribeck exp(-(|w| / w_s) ^ alpha); for w = 0.3, w_s = 0.2,
+    alpha 2: 0.5 + 0.3 exp(-2.25) = 0.53162 N*m, and 0.3 - 0.53162 x 0.001 / 0.1 =
+    0.2946838 rad/s."""
+    sim = motor({"friction": 0.5, "friction_stribeck": 0.3, "stribeck_velocity": w_s,
+                 "stribeck_alpha": alpha}, inertia=0.1, max_torque=0.0)
+    sim.bank.velocity[:] = w
     sim.step(1)
-    assert sim.motors[0].velocity == pytest.approx(1.0 - (0.5 + 0.3 * math.exp(-1)) * 0.01,
-                                                   abs=1e-12)
+    c = 0.5 + 0.3 * math.exp(-((abs(w) / w_s) ** alpha))
+    assert sim.motors[0].velocity == pytest.approx(w - math.copysign(c * 0.01, w), abs=1e-12)
+    if (w, w_s, alpha) == (0.3, 0.2, 2.0):
+        assert sim.motors[0].velocity == pytest.approx(0.2946838, abs=1e-7)  # by hand
 
 
 @pytest.mark.parametrize("missing", ["stribeck_velocity", "stribeck_alpha"])

@@ -24,21 +24,25 @@ def test_p_control_error_decays_geometrically():
         assert m.position == pytest.approx(0.5 - 0.5 * (1 - 10 * DT) ** k, abs=1e-12)
 
 
-def test_velocity_saturates_at_max_velocity():
-    # P * error = 10 * 5 = 50 > max_velocity 4: the motor runs at 4 rad/s
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_velocity_saturates_at_max_velocity(sign):
+    # P * |error| = 10 * 5 = 50 > max_velocity 4: the motor runs at 4 rad/s, either way
     sim, m = one(**AMPLE, max_velocity=4.0)
-    m.set_position(5.0)
+    m.set_position(sign * 5.0)
     sim.step(50)
-    assert m.position == pytest.approx(50 * 4.0 * DT, abs=1e-12)
-    assert m.velocity == pytest.approx(4.0)
+    assert m.position == pytest.approx(sign * 50 * 4.0 * DT, abs=1e-12)
+    assert m.velocity == pytest.approx(sign * 4.0)
 
 
-def test_set_velocity_is_the_speed_limit_in_position_control():
+@pytest.mark.parametrize("target", [5.0, -5.0])
+@pytest.mark.parametrize("speed", [1.5, -1.5])
+def test_set_velocity_is_the_speed_limit_in_position_control(target, speed):
     sim, m = one(**AMPLE)
-    m.set_velocity(-1.5)  # its magnitude limits the speed; the sign does not matter
-    m.set_position(5.0)
+    m.set_velocity(speed)  # its magnitude limits the speed; the sign does not matter
+    m.set_position(target)
     sim.step(10)
-    assert m.position == pytest.approx(10 * 1.5 * DT, abs=1e-12)
+    assert m.position == pytest.approx(math.copysign(10 * 1.5 * DT, target), abs=1e-12)
+    assert m.velocity == pytest.approx(math.copysign(1.5, target))
 
 
 def test_pid_derivative_uses_error_minus_previous_error():

@@ -628,6 +628,47 @@ def test_state_conversions_and_telemetry(bus, hw):
                                          "moving": "0", "current": "1.3000"}  # 200 x 6.5 mA
 
 
+@pytest.fixture
+def reversed_b(bus):
+    """The three servos, b's joint turning against its servo (direction -1)."""
+    system = HardwareSystem(config(bus.port, b={"id": 2, "direction": -1}))
+    start_on_a_bus(system)
+    bus.freeze()
+    yield system
+    system.shutdown()
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_state_conversions_in_both_directions(bus, reversed_b, sign):
+    """The same registers on a (direction 1) and b (-1): every state value turns sign
+    on b, for speeds and loads of either sign."""
+    for servo in (1, 2):
+        bus.set(servo, emu.PRESENT_POSITION, 2, 2048 + sign * 300)
+        bus.set(servo, emu.PRESENT_SPEED, 2, sign * 100)
+        bus.set(servo, emu.PRESENT_LOAD, 2, sign * 500)  # sign in bit 10
+    reversed_b.cycle()
+    for name, d in (("a", 1), ("b", -1)):
+        m = reversed_b.sim.motor(name)
+        assert m.position == pytest.approx(d * sign * 300 * TICK)  # 0.4602 rad
+        assert m.velocity == pytest.approx(d * sign * 100 * TICK)  # 0.1534 rad/s
+        assert m.motor_force == pytest.approx(d * sign * 0.5 * STALL)  # 50 % of stall
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+@pytest.mark.parametrize("ticks, toward, away", [(100.3, 2148, 1948), (100.7, 2149, 1947)])
+def test_goals_are_rounded_to_the_nearest_tick_in_both_directions(
+        bus, reversed_b, sign, ticks, toward, away):
+    """A target of +-100.3 or +-100.7 ticks from 2048: the nearest tick (2148.3 -> 2148,
+    2148.7 -> 2149, 1947.7 -> 1948, 1947.3 -> 1947), not the floor or the ceiling; on
+    b (direction -1) the other side of 2048."""
+    for name in ("a", "b"):
+        reversed_b.command(name, Motor.set_position, sign * ticks * TICK)
+    reversed_b.cycle()
+    ahead, behind = (toward, away) if sign > 0 else (away, toward)
+    assert bus.get(1, emu.GOAL_POSITION, 2) == ahead
+    assert bus.get(2, emu.GOAL_POSITION, 2) == behind
+
+
 def test_one_sync_read_and_one_sync_write_per_cycle(bus, hw):
     before = bus.counts()
     hw.step(20)

@@ -324,6 +324,31 @@ def test_capabilities_gate_commands():
             m.get_target_position()) == ((10.0, 0.0, 0.0), 10.0, -1.0, 1.0)
 
 
+@pytest.mark.parametrize("lacking", [0, 1])
+def test_a_coupled_group_takes_a_command_only_if_every_motor_of_it_can(lacking):
+    """Coupled motors ('w::a', 'w::b') relay commands: a command to either is refused,
+    naming the motor that lacks the capability, when one of the two lacks it (the first
+    or the second), and changes neither; what both can do goes to both."""
+    names = ("w::a", "w::b")
+
+    class OneLacksForce(Recorder):
+        def capabilities(self, index):
+            caps = Capabilities.all_webots()
+            return caps & ~Capabilities.AVAILABLE_FORCE if index == lacking else caps
+
+    hw = HardwareSystem(parse_config({"basic_time_step_ms": 8, "motors": [
+        {"name": n, "max_torque": 10.0} for n in names]}), OneLacksForce)
+    hw.start()
+    for commanded in names:
+        with pytest.raises(CommandRefusedError, match=re.escape(
+                f"motor {names[lacking]!r}: set_available_force not supported by hardware "
+                "'sim' (needs available_force)")):
+            hw.command(commanded, Motor.set_available_force, 1.0)
+        assert [hw.sim.motor(n).get_available_force() for n in names] == [10.0, 10.0]
+        hw.command(commanded, Motor.set_position, 0.5)
+        assert [hw.sim.motor(n).get_target_position() for n in names] == [0.5, 0.5]
+
+
 # --------------------------------------------------------------------------- config
 
 

@@ -72,16 +72,22 @@ def test_commands_switch_modes_and_flags():
     assert m.mode is ServoMode.HALT
 
 
-def test_a_move_that_arrives_holds_or_goes_on_at_the_target_velocity():
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_move_that_arrives_holds_or_goes_on_at_the_target_velocity(sign):
+    """To +-0.5 at rest: it holds there; then to +-1.0 arriving at +-1.5 rad/s: it goes
+    on in velocity control at that signed speed (both directions)."""
     sim, m = one(**STRONG)
-    move = m.trapezoidal_move(0.5, 0.0, 2.0, 8.0)
+    move = m.trapezoidal_move(sign * 0.5, 0.0, 2.0, 8.0)
     sim.step(200)
     assert move.state == "succeeded" and m.mode is ServoMode.POSITION
-    assert m.get_target_position() == 0.5 and m.position == pytest.approx(0.5, abs=1e-12)
-    move = m.trapezoidal_move(1.0, 1.5, 2.0, 8.0)
+    assert m.get_target_position() == sign * 0.5
+    assert m.position == pytest.approx(sign * 0.5, abs=1e-12)
+    move = m.trapezoidal_move(sign * 1.0, sign * 1.5, 2.0, 8.0)
     sim.step(200)
     assert move.state == "succeeded" and m.mode is ServoMode.VELOCITY
-    assert m.get_velocity() == 1.5 and m.velocity == pytest.approx(1.5, abs=1e-12)
+    # Webots' velocity control: target +inf, the signed velocity
+    assert m.get_target_position() == math.inf and m.get_velocity() == sign * 1.5
+    assert m.velocity == pytest.approx(sign * 1.5, abs=1e-12)
 
 
 # ------------------------------------------------------------------ halt
