@@ -2,6 +2,7 @@
 
 import csv
 import importlib.metadata
+import math
 import shutil
 import subprocess
 import sys
@@ -84,15 +85,29 @@ def test_check_summarises_the_default_config():
     assert "OK, 2 motor(s)" in r.stdout
 
 
-def test_step_response_reports_figures_and_writes_the_plot(tmp_path):
+@pytest.mark.parametrize("target", [1.0, -1.0])
+def test_step_response_reports_figures_and_writes_the_plot(tmp_path, target):
+    """A P-only servo with ample torque and no load follows e_k = (1 - P dt)^k exactly
+    (test_control): with P = 10, dt = 8 ms, 0.92^k. By hand: 10 % at k = 2 (0.8464 <=
+    0.9), 90 % at k = 28 (ln 0.1 / ln 0.92 = 27.6), rise 26 x 8 ms = 0.208 s; within 2 %
+    from k = 47 (ln 0.02 / ln 0.92 = 46.9): 0.376 s; no overshoot; the peak force is the
+    first step's, I P |e0| / dt = 0.01 x 10 / 0.008 = 12.5 N*m; the error after 3 s,
+    0.92^375 = 2.64e-14 rad, has the target's sign."""
     pytest.importorskip("matplotlib", reason="--plot needs matplotlib (the 'plot' extra)")
+    config = tmp_path / "p.yaml"
+    config.write_text(yaml.safe_dump({"basic_time_step_ms": 8, "motors": [{
+        "name": "m", "inertia": 0.01, "max_torque": 100.0, "max_velocity": 100.0,
+        "control_pid": [10.0, 0.0, 0.0]}]}))
     png = tmp_path / "step.png"
-    r = servo_sim("step-response", REPO / "config" / "servo_sim.yaml", "--motor", "arm",
-                  "--target", "1.0", "--duration", "3", "--plot", png)
+    r = servo_sim("step-response", config, "--motor", "m", "--target", str(target),
+                  "--duration", "3", "--plot", png)
     assert r.returncode == 0, r.stderr
-    for label in ("rise time", "overshoot", "settling time", "steady-state error",
-                  "peak force"):
-        assert label in r.stdout
+    figures = {" ".join(line.split()[:-2]): line.split()[-2]
+               for line in r.stdout.splitlines()[1:6]}
+    assert figures == {"rise time (10-90 %)": "0.208", "overshoot": "0",
+                       "settling time (2%)": "0.376",
+                       "steady-state error": f"{math.copysign(2.64e-14, target):.3g}",
+                       "peak force": "12.5"}
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert png.stat().st_size > 10_000
 

@@ -9,6 +9,7 @@ Skipped, with the reason, where ros2_control is not installed (it is not on PyPI
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ require_ros("controller_manager", "control_msgs.action", "controller_manager_msg
 pytestmark = [pytest.mark.ros_launch, pytest.mark.ros2_control]
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from ros2_control_stack import (  # noqa: E402
     JTC,
     SUCCEEDED,
@@ -99,13 +101,21 @@ def test_sim_time_real_time_factor_and_pause(stack):
     client.wait_positions([0.5, 0.02], TOLERANCE, timeout=2.0)
 
     # pausing the node stops /clock, so the controllers' time stops with the motors
+    beats = diagnostics_beats(client)
     handle = client.send([(1.0, [-0.5, 0.0])])
     client.spin_until(lambda: client.positions()["arm"] < 0.3, "the arm on its way")
-    assert client.call(Trigger, "/servo_sim/pause", Trigger.Request()).success
-    client.spin_for(0.3)  # what was in flight
+    reply = client.call(Trigger, "/servo_sim/pause", Trigger.Request())
+    assert reply.success
+    # what was in flight: the /clock of the pause ("paused at t = 1.234 s")
+    pause_t = float(re.search(r"t = ([0-9.]+) s", reply.message).group(1))
+    client.spin_until(lambda: client.clock[-1][1] >= pause_t - 5e-4, "the pause's /clock")
     paused_at, clock_at = client.positions(), client.clock[-1][1]
     result_future = handle.get_result_async()
-    client.spin_for(2.5)  # longer than what was left of the trajectory (1 s at 0.5)
+    # the node's own 1 Hz /diagnostics (a steady timer, on while paused), three beats:
+    # over 2 s of the node running, longer than what was left of the trajectory (1 s at
+    # 0.5), on a loaded machine too
+    seen = len(beats)
+    client.spin_until(lambda: len(beats) >= seen + 3, "3 diagnostics while paused")
     assert not result_future.done(), "the trajectory went on while the node was paused"
     assert client.clock[-1][1] == clock_at
     assert client.positions() == paused_at
@@ -119,6 +129,14 @@ def test_sim_time_real_time_factor_and_pause(stack):
     client.spin_until(result_future.done, "the end of the trajectory")
     assert result_future.result().status == SUCCEEDED, result_future.result().result
     client.wait_positions([-0.5, 0.0], TOLERANCE, timeout=2.0)
+
+
+def diagnostics_beats(client) -> list:
+    """The servo_sim node's /diagnostics messages as ``client`` receives them."""
+    beats: list = []
+    client.node.create_subscription(DiagnosticArray, "/diagnostics", beats.append, 10)
+    client.spin_until(lambda: beats, "the node's /diagnostics")
+    return beats
 
 
 def _position(bus: emu.EmulatorProcess, dxl_id: int) -> float:

@@ -12,6 +12,7 @@ README.
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 
@@ -92,6 +93,13 @@ class Consumer:
         while not condition():
             assert time.monotonic() < deadline, f"timed out waiting for {what}"
             self.executor.spin_once(timeout_sec=0.01)
+
+    def beats(self, n: int) -> None:
+        """Spin until ``n`` more of the node's 1 Hz /diagnostics have come: its steady
+        timer, on while it is paused, so at least n - 1 s of the node's own running."""
+        seen = len(self.lags.get("/diagnostics", ()))
+        self.spin_until(lambda: len(self.lags.get("/diagnostics", ())) >= seen + n,
+                        f"{n} more /diagnostics")
 
     def spin_for(self, seconds_: float) -> None:
         end = time.monotonic() + seconds_
@@ -210,15 +218,22 @@ def test_on_sim_time_paused_nothing_moves_a_step_moves_both_a_reset_takes_both_t
     c = consumer("pause", use_sim_time=True)
     states = "/pause/joint_states"
     c.spin_until(lambda: c.last.get(states, 0.0) > 0.1, "joint_states after 0.1 s")
-    assert c.call("/pause/servo_sim/pause", Trigger).success
-    c.spin_for(0.2)  # what was on its way arrives
+    reply = c.call("/pause/servo_sim/pause", Trigger)
+    assert reply.success
+    # what was on its way arrives: the clock of the pause ("paused at t = 1.234 s") and
+    # the joint_states of its last 50 Hz period
+    pause_t = float(re.search(r"t = ([0-9.]+) s", reply.message).group(1))
+    c.spin_until(lambda: c.now() >= pause_t - 5e-4 and c.last[states] > pause_t - 0.0205,
+                 "the pause's clock and joint_states")
     clock, stamp, count = c.now(), c.last[states], len(c.lags[states])
-    c.spin_for(1.0)
+    c.beats(2)  # the node runs on, paused: over a second of its own time
     assert (c.now(), c.last[states], len(c.lags[states])) == (clock, stamp, count)
     # ~/step 25: the clock and the stamps move 25 steps, exactly
     assert c.call("/pause/servo_sim/step", servo_srvs.SetInt, value=25).success
     c.spin_until(lambda: c.now() >= clock + 25 * STEP_S - 1e-9, "the clock after 25 steps")
-    c.spin_for(0.2)
+    c.spin_until(lambda: c.last[states] > clock + 25 * STEP_S - 0.0205,
+                 "the joint_states of the last step's period")
+    c.beats(1)  # and nothing after the 25th step
     assert c.now() == pytest.approx(clock + 25 * STEP_S, abs=1e-9)
     assert c.clock[-1] == pytest.approx(clock + 25 * STEP_S, abs=1e-9)
     assert c.last[states] <= c.now() and c.now() - c.last[states] < 0.021  # 50 Hz
