@@ -15,6 +15,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from servo_sim.hardware import LifecycleState
 from servo_sim.model import Simulation
@@ -28,6 +29,13 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 # 60-99: away from CI's 57 and the benchmark's 58, whose nodes have the same names
 os.environ["ROS_DOMAIN_ID"] = os.environ.get("SERVO_SIM_TEST_DOMAIN_ID",
                                              str(60 + os.getpid() % 40))
+
+# Property tests draw the same examples on every run (derandomize): a failure is one that
+# every run finds, not one run in six; the cases that must never be missed are
+# @example's. HYPOTHESIS_PROFILE=explore draws new random examples, and more of them.
+settings.register_profile("servo_sim", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, max_examples=500, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "servo_sim"))
 
 #: Which ROS tests must run here: CI sets SERVO_SIM_REQUIRE to ``ros`` (ROS 2 from PyPI),
 #: ``ros,ros_launch`` (a ROS 2 installation), ``ros,ros_launch,ros2_control`` (one with

@@ -6,7 +6,7 @@ proves the benchmark compares the bank with a loop doing the same arithmetic.
 
 import numpy as np
 from conftest import make_sim
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scalar_reference import ScalarMotor, step_all
 
@@ -42,8 +42,23 @@ def config(fields: dict, i: int) -> dict:
     return out
 
 
+#: a plain motor that the examples below vary (every strategy's field, in range)
+PLAIN = {"type": "rotational", "max_velocity": 0.5, "control_pid": [50.0, 0.0, 0.0],
+         "acceleration": -1.0, "spring_constant": 0.0, "damping_constant": 0.0,
+         "static_friction": 0.0, "inertia": 0.01, "multiplier": 1.0,
+         "load": {"gravity_mass": 0.0, "gravity_distance": 0.0, "external": 0.0,
+                  "gravity": 0.0, "gravity_angle": 0.0}, "stops": False}
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(motor, min_size=6, max_size=6), st.lists(command, max_size=12))
+# the cases never to miss: the PID saturating at the speed limit in both directions (a
+# bank without its negative clamp went unnoticed by random examples 3 runs in 6), with
+# a reversed multiplier and in force control too
+@example([PLAIN] * 6, [(0, "set_position", 3.0, 20), (0, "set_position", -3.0, 20)])
+@example([{**PLAIN, "multiplier": -1.0, "acceleration": 5.0}] * 6,
+         [(1, "set_position", -3.0, 20), (1, "set_position", 3.0, 20),
+          (2, "set_force", -1.5, 5), (2, "set_velocity", -2.0, 5)])
 def test_bank_equals_scalar_loop(motors, commands):
     sim = make_sim(*(config(m, i) for i, m in enumerate(motors)))
     bank = sim.bank
