@@ -310,11 +310,7 @@ class Bus(emulator.EmulatedBus):
         servo = self.servos[dxl_id]
         if servo.get(HARDWARE_ERROR_STATUS, 1):
             error |= ALERT
-        out = status(dxl_id, error, params)
-        if self.corrupt:
-            self.corrupt -= 1
-            out = out[:-1] + bytes((out[-1] ^ 0xFF,))
-        return out
+        return self.garbled(status(dxl_id, error, params))
 
     def handle(self, dxl_id: int, instruction: int, params: bytes) -> bytes:
         """The bytes the bus sends back for one (CRC-checked, unstuffed) instruction."""
@@ -400,24 +396,18 @@ class Bus(emulator.EmulatedBus):
             out += self.handle(dxl_id, body[0], body[1:])
 
     def device_control(self, kind: str, args: list) -> Any:
-        """hardware_error, get, set (see :class:`EmulatorProcess`)."""
+        """hardware_error (see :class:`EmulatorProcess`)."""
         if kind == "hardware_error":
             dxl_id, bits = args
             self.servos[dxl_id].put(HARDWARE_ERROR_STATUS, 1, bits)
             if bits:
                 self.servos[dxl_id].put(TORQUE_ENABLE, 1, 0)
-        elif kind == "get":
-            self.catch_up()
-            dxl_id, address, size = args
-            return self.servos[dxl_id].get(address, size)
-        elif kind == "set":
-            dxl_id, address, size, value = args
-            self.servos[dxl_id].put(address, size, value)
-            if address == PRESENT_POSITION:
-                self.servos[dxl_id].position = float(value)
-        else:
-            return super().device_control(kind, args)
-        return None
+            return None
+        return super().device_control(kind, args)
+
+    def register_set(self, servo_id: int, address: int, value: int) -> None:
+        if address == PRESENT_POSITION:
+            self.servos[servo_id].position = float(value)
 
 
 class EmulatorProcess(emulator.EmulatorProcess):

@@ -51,6 +51,8 @@ class EmulatedBus:
 
     #: the motors inside, where they are servo_sim's model (a subclass sets it)
     model: ModelMotors | None = None
+    #: the servos by id, each with get(address, size) and put(address, size, value)
+    servos: dict[int, Any]
     #: whether the bus can run on its parent's clock (``--stepped``): it moves its
     #: motors to the parent's time as an instruction that reads comes, so that every
     #: command sent before it is in force first
@@ -64,9 +66,27 @@ class EmulatedBus:
         stands still while frozen and skips what a starved emulator could not catch up)."""
         raise NotImplementedError
 
+    def catch_up_unless_stepped(self) -> None:
+        """Move the motors inside up to now, unless they run on the parent's clock
+        (``--stepped``: an instruction that reads moves them)."""
+        if self.model is None or self.model.parent_time is None:
+            self.catch_up()
+
+    def garbled(self, out: bytes) -> bytes:
+        """A status packet as it goes out: its last (checksum) byte wrong while the
+        parent's ``corrupt`` lasts."""
+        if self.corrupt:
+            self.corrupt -= 1
+            return out[:-1] + bytes((out[-1] ^ 0xFF,))
+        return out
+
     def device_control(self, kind: str, args: list) -> Any:
         """A request of the device's own (the subclass's)."""
         raise ValueError(f"unknown request {kind!r}")
+
+    def register_set(self, servo_id: int, address: int, value: int) -> None:
+        """What follows the parent's ``set`` of a register (the subclass's: the motor
+        moved to a Present Position set, an id routed anew)."""
 
     def control(self, request: tuple) -> Any:
         """A request from the parent process (see :class:`EmulatorProcess`)."""
@@ -85,6 +105,14 @@ class EmulatedBus:
             return self.device_time()
         elif kind == "run_to":
             self.model.parent_time = float(args[0])
+        elif kind == "get":
+            self.catch_up_unless_stepped()
+            servo_id, address, size = args
+            return self.servos[servo_id].get(address, size)
+        elif kind == "set":
+            servo_id, address, size, value = args
+            self.servos[servo_id].put(address, size, value)
+            self.register_set(servo_id, address, value)
         else:
             return self.device_control(kind, args)
         return None
@@ -149,8 +177,11 @@ class ModelMotors:
         ids = list(ids)
         per_id = per_id or {}
         self.step_ms = step_ms
+        body = {} if arm is None or arm.model is None else {  # a multibody engine's arm
+            "physics": arm.physics, "multibody": {
+                "model": arm.model, "joints": {f"s{i}": j for i, j in arm.joints.items()}}}
         self.sim = Simulation(parse_config({
-            "basic_time_step_ms": step_ms,
+            "basic_time_step_ms": step_ms, **body,
             "motors": [{"name": f"s{i}", **fields, **per_id.get(i, {})} for i in ids]},
             "--servo/--set"))
         self.motors = {i: self.sim.motor(f"s{i}") for i in ids}
@@ -165,7 +196,7 @@ class ModelMotors:
 
     def follow_pose(self) -> None:
         """The arm's joint loads at the servos' present positions (with an ``arm``)."""
-        if self.arm is None:
+        if self.arm is None or self.arm.model is not None:
             return
         bank = self.sim.bank
         loads = self.arm.tree.loads({joint: float(bank.position[self._row[i]])
@@ -185,7 +216,7 @@ class ModelMotors:
     def step(self, steps: int) -> None:
         """``steps`` model steps; with an ``arm``, its loads follow the pose every
         :data:`ARM_LOAD_PERIOD_MS`."""
-        if self.arm is None:
+        if self.arm is None or self.arm.model is not None:  # (an engine's body: its own)
             self.sim.step(steps)
             return
         chunk = max(1, ARM_LOAD_PERIOD_MS // self.step_ms)
@@ -246,11 +277,17 @@ class ModelMotors:
 @dataclass(frozen=True)
 class Arm:
     """The servos of an emulated bus as the joints of one arm: their loads (inertia,
-    gravity) follow its pose (:mod:`servo_sim.model.chain`)."""
+    gravity) follow its pose (:mod:`servo_sim.model.chain`), or a multibody engine
+    moves the whole arm."""
 
     tree: Any  # servo_sim.model.chain.KinematicTree
     joints: dict[int, str]  # servo id -> joint name
     gravity: float = STANDARD_GRAVITY
+    #: ``physics`` of a multibody engine and the arm's model file for it (a URDF or
+    #: MJCF): the engine carries the whole arm (``servo_sim.model.body``); None: each
+    #: joint loaded by the tree at the arm's pose
+    physics: str = "dynamic"
+    model: str | None = None
 
 
 #: How often an arm's joint loads follow its pose, ms of model time (0.4 ms of

@@ -322,8 +322,7 @@ class Bus(emulator.EmulatedBus):
         """Step the model up to now (wall-clock time), at most MAX_CATCH_UP_S at once;
         on the parent's clock (``--stepped``) nothing: an instruction that reads moves it
         (:meth:`handle`)."""
-        if self.model.parent_time is None:
-            self.catch_up()
+        self.catch_up_unless_stepped()
 
     # ------------------------------------------------------------------ the protocol
 
@@ -333,11 +332,8 @@ class Bus(emulator.EmulatedBus):
         if i in self.silent:
             return b""
         servo = self.servos[i]
-        out = packet(servo.get(ID, 1) if as_id is None else as_id, servo.faults, params)
-        if self.corrupt:
-            self.corrupt -= 1
-            out = out[:-1] + bytes((out[-1] ^ 0xFF,))
-        return out
+        return self.garbled(packet(servo.get(ID, 1) if as_id is None else as_id,
+                                   servo.faults, params))
 
     def _write(self, i: int, address: int, data: bytes) -> None:
         if self.servos[i].write(address, data) and self.eeprom is not None:
@@ -477,7 +473,7 @@ class Bus(emulator.EmulatedBus):
         return self.sim.time
 
     def device_control(self, kind: str, args: list) -> Any:
-        """fault, get, set (see :class:`EmulatorProcess`)."""
+        """fault (see :class:`EmulatorProcess`)."""
         if kind == "fault":
             servo_id, bits = args
             s = self.servos[servo_id]
@@ -488,25 +484,20 @@ class Bus(emulator.EmulatedBus):
                   s.get(MAX_TEMPERATURE, 1) + 1 if bits & OVERHEAT else 30)
             s.write(TORQUE_ENABLE, b"")  # unloads if the fault is one that does
             self._apply(servo_id)
-        elif kind == "get":
-            self.tick()
-            servo_id, address, size = args
-            return self.servos[servo_id].get(address, size)
-        elif kind == "set":
-            servo_id, address, size, value = args
-            s = self.servos[servo_id]
-            s.put(address, size, value)
-            if address == PRESENT_POSITION:  # move the motor inside there
-                offset = 0 if s.scs else s.get(HOMING_OFFSET, 2)
-                self.sim.bank.position[list(self.servos).index(servo_id)] = \
-                    self._rad(s, value + offset)
-            elif address < PRESENT_POSITION:
-                if address == ID:
-                    self._route()
-                self._apply(servo_id)
         else:
             return super().device_control(kind, args)
         return None
+
+    def register_set(self, servo_id: int, address: int, value: int) -> None:
+        s = self.servos[servo_id]
+        if address == PRESENT_POSITION:  # move the motor inside there
+            offset = 0 if s.scs else s.get(HOMING_OFFSET, 2)
+            self.sim.bank.position[list(self.servos).index(servo_id)] = \
+                self._rad(s, value + offset)
+        elif address < PRESENT_POSITION:
+            if address == ID:
+                self._route()
+            self._apply(servo_id)
 
 
 class EmulatorProcess(emulator.EmulatorProcess):
