@@ -10,15 +10,18 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import settings
 
-from servo_sim.hardware import LifecycleState
-from servo_sim.model import Simulation
+from servo_sim.hardware import HardwareSystem, LifecycleState
+from servo_sim.model import Simulation, SimulationConfig, parse_config
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))  # the scalar reference, the stack client
@@ -178,6 +181,60 @@ def start_on_a_bus(hw, timeout_s: float = 10.0, retry_s: float = 0.1) -> None:
         assert hw.state is not LifecycleState.FINALIZED and time.monotonic() < deadline, \
             hw.component.reason
         time.sleep(retry_s)
+
+
+@contextmanager
+def started(config: SimulationConfig) -> Iterator[HardwareSystem]:
+    """A HardwareSystem of ``config`` (on an emulated bus), started (start_on_a_bus),
+    shut down after."""
+    system = HardwareSystem(config)
+    try:
+        start_on_a_bus(system)
+        yield system
+    finally:
+        system.shutdown()
+
+
+def started_fixture(config_of: Callable[[str], SimulationConfig]):
+    """A fixture ``hw``: the system of ``config_of(port)`` on the ``bus`` fixture's port,
+    started, shut down after."""
+    @pytest.fixture
+    def hw(bus):
+        with started(config_of(bus.port)) as system:
+            yield system
+    return hw
+
+
+#: the serial-bus plugins: their baud rate in tests (each vendor's fastest common one)
+BAUD_RATES = {"dynamixel": 4000000, "feetech": 1000000}
+
+
+def bus_config(plugin: str, port: str, motors: Sequence[str] = ("a", "b", "c"),
+               servo: dict | None = None, motor: dict | None = None,
+               **extra: Any) -> SimulationConfig:
+    """A config of ``motors`` on servo ids 1, 2 ... of the ``plugin``'s bus at ``port``:
+    ``servo``, each servo's hardware settings beside its id; ``motor``, each motor's
+    fields; ``extra``, hardware settings over these (a motor's group, a bus setting)."""
+    hardware = {"plugin": plugin, "port": port, "baud_rate": BAUD_RATES[plugin],
+                **{m: {"id": i + 1, **(servo or {})} for i, m in enumerate(motors)},
+                **extra}
+    return parse_config({"basic_time_step_ms": 8, "hardware": hardware,
+                         "motors": [{"name": m, **(motor or {})} for m in motors]})
+
+
+def launch_file_test(launch_file: Path, **arguments: str) -> Any:
+    """A launch_testing module's description: ``launch_file`` with ``arguments``, then
+    ReadyToTest (launch imported here: only modules that have it call this)."""
+    import launch_testing.actions
+    from launch import LaunchDescription
+    from launch.actions import IncludeLaunchDescription
+    from launch.launch_description_sources import PythonLaunchDescriptionSource
+
+    return LaunchDescription([
+        IncludeLaunchDescription(PythonLaunchDescriptionSource(str(launch_file)),
+                                 launch_arguments=arguments.items()),
+        launch_testing.actions.ReadyToTest(),
+    ])
 
 
 def start_refused(hw, timeout_s: float = 10.0, retry_s: float = 0.1) -> str:

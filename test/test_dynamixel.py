@@ -13,7 +13,14 @@ import re
 
 import dynamixel_sdk as dxl
 import pytest
-from conftest import cycle_until, interrupt_inside_a_transaction, recover, start_on_a_bus
+from conftest import (
+    bus_config,
+    cycle_until,
+    interrupt_inside_a_transaction,
+    recover,
+    start_on_a_bus,
+    started_fixture,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -40,20 +47,11 @@ def bus():
 
 
 def config(port, motors=("a", "b", "c"), **extra):
-    hardware = {"plugin": "dynamixel", "port": port, "baud_rate": 4000000,
-                **{m: {"id": i + 1, "torque_constant": KT} for i, m in enumerate(motors)},
-                **extra}
-    return parse_config({"basic_time_step_ms": 8, "hardware": hardware,
-                         "motors": [{"name": m, "max_torque": 3.0, "max_velocity": 5.0}
-                                    for m in motors]})
+    return bus_config("dynamixel", port, motors, servo={"torque_constant": KT},
+                      motor={"max_torque": 3.0, "max_velocity": 5.0}, **extra)
 
 
-@pytest.fixture
-def hw(bus):
-    system = HardwareSystem(config(bus.port))
-    start_on_a_bus(system)
-    yield system
-    system.shutdown()
+hw = started_fixture(config)
 
 
 # --------------------------------------------------------------------------- the protocol

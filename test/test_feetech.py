@@ -18,11 +18,14 @@ import sys
 import pytest
 import scservo_sdk as scs
 from conftest import (
+    bus_config,
     cycle_until,
     interrupt_inside_a_transaction,
     recover,
     start_on_a_bus,
     start_refused,
+    started,
+    started_fixture,
 )
 from hypothesis import given
 from hypothesis import strategies as st
@@ -52,20 +55,12 @@ def bus():
 
 
 def config(port, motors=("a", "b", "c"), limits=(-2.5, 2.5), **extra):
-    hardware = {"plugin": "feetech", "port": port, "baud_rate": 1000000,
-                **{m: {"id": i + 1} for i, m in enumerate(motors)}, **extra}
-    return parse_config({"basic_time_step_ms": 8, "hardware": hardware,
-                         "motors": [{"name": m, "max_torque": 1.5, "max_velocity": 4.0,
-                                     "min_position": limits[0], "max_position": limits[1]}
-                                    for m in motors]})
+    return bus_config("feetech", port, motors, motor={
+        "max_torque": 1.5, "max_velocity": 4.0, "min_position": limits[0],
+        "max_position": limits[1]}, **extra)
 
 
-@pytest.fixture
-def hw(bus):
-    system = HardwareSystem(config(bus.port))
-    start_on_a_bus(system)
-    yield system
-    system.shutdown()
+hw = started_fixture(config)
 
 
 # --------------------------------------------------------------------------- the protocol
@@ -631,11 +626,9 @@ def test_state_conversions_and_telemetry(bus, hw):
 @pytest.fixture
 def reversed_b(bus):
     """The three servos, b's joint turning against its servo (direction -1)."""
-    system = HardwareSystem(config(bus.port, b={"id": 2, "direction": -1}))
-    start_on_a_bus(system)
-    bus.freeze()
-    yield system
-    system.shutdown()
+    with started(config(bus.port, b={"id": 2, "direction": -1})) as system:
+        bus.freeze()
+        yield system
 
 
 @pytest.mark.parametrize("sign", [1, -1])

@@ -9,7 +9,7 @@ import unittest
 from pathlib import Path
 
 import pytest
-from conftest import require_ros
+from conftest import launch_file_test, require_ros
 
 require_ros("launch_testing", "launch_ros", need="ros_launch")
 (servo_srvs,) = require_ros("servo_sim.srv")
@@ -23,12 +23,8 @@ except LookupError as exc:
                 "install/setup.bash", pytrace=False)
 
 import launch_testing  # noqa: E402
-import launch_testing.actions  # noqa: E402
 import launch_testing.asserts  # noqa: E402
 import rclpy  # noqa: E402
-from launch import LaunchDescription  # noqa: E402
-from launch.actions import IncludeLaunchDescription  # noqa: E402
-from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
@@ -38,11 +34,7 @@ TIMEOUT = 30.0
 @pytest.mark.launch_test
 def generate_test_description():
     """The package's launch file with its defaults, in a namespace."""
-    return LaunchDescription([
-        IncludeLaunchDescription(PythonLaunchDescriptionSource(str(LAUNCH_FILE)),
-                                 launch_arguments={"namespace": "robot"}.items()),
-        launch_testing.actions.ReadyToTest(),
-    ])
+    return launch_file_test(LAUNCH_FILE, namespace="robot")
 
 
 class TestNodeComesUp(unittest.TestCase):

@@ -11,7 +11,7 @@ import unittest
 from pathlib import Path
 
 import pytest
-from conftest import require_ros
+from conftest import launch_file_test, require_ros
 
 require_ros("launch_testing", "launch_ros", need="ros_launch")
 require_ros("controller_manager", "control_msgs.action", "controller_manager_msgs.srv",
@@ -37,11 +37,7 @@ except (LookupError, ValueError) as exc:  # controller_manager is there: the sta
                 "ros2_controllers and joint_state_topic_hardware_interface)", pytrace=False)
 
 import launch_testing  # noqa: E402
-import launch_testing.actions  # noqa: E402
 import launch_testing.asserts  # noqa: E402
-from launch import LaunchDescription  # noqa: E402
-from launch.actions import IncludeLaunchDescription  # noqa: E402
-from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 from ros2_control_stack import (  # noqa: E402
     ABORTED,
     FORWARD,
@@ -63,11 +59,7 @@ PATH_TOLERANCE_VIOLATED, GOAL_TOLERANCE_VIOLATED = -4, -5
 @pytest.mark.launch_test
 def generate_test_description():
     """The stack with its defaults; the node respawns when it exits."""
-    return LaunchDescription([
-        IncludeLaunchDescription(PythonLaunchDescriptionSource(str(LAUNCH_FILE)),
-                                 launch_arguments={"respawn": "true"}.items()),
-        launch_testing.actions.ReadyToTest(),
-    ])
+    return launch_file_test(LAUNCH_FILE, respawn="true")
 
 
 class TestStack(unittest.TestCase):
