@@ -30,11 +30,14 @@ setup(
         "plot": ["matplotlib>=3.6"],
         # the servo panel (servo-sim-panel) without rqt: Qt 5 bindings from PyPI
         "panel": ["PyQt5>=5.15", "pyqtgraph>=0.13"],
+        # the Robot Raconteur door (servo-sim-rr)
+        "rr": ["robotraconteur>=1.2.9,<1.3", "robotraconteurcompanion>=0.4,<0.5"],
         # pytest < 9: ROS 2 Jazzy's launch_testing plugin uses the py.path hook arguments
         # that pytest 9 removed; lark: launch's parser, for the ROS tests when ROS is sourced
         "test": ["pytest>=7,<9", "hypothesis>=6.80", "ruff>=0.5", "matplotlib>=3.6",
                  "rosbags>=0.9", "lark>=1.1", "PyQt5>=5.15", "pyqtgraph>=0.13",
-                 "pytest-qt>=4.2"],
+                 "pytest-qt>=4.2", "robotraconteur>=1.2.9,<1.3",
+                 "robotraconteurcompanion>=0.4,<0.5"],
     },
     entry_points={"console_scripts": [
         "servo-sim = servo_sim.cli:main",
@@ -46,5 +49,7 @@ setup(
         "servo-sim-client = servo_sim.ros.entry:client_main",
         # the servo panel (Qt), also an rqt plugin where rqt is installed (plugin.xml)
         "servo-sim-panel = servo_sim.panel.main:main",
+        # the motors as Robot Raconteur com.robotraconteur.servo.Servo services
+        "servo-sim-rr = servo_sim.rr.main:main",
     ]},
 )

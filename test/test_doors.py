@@ -9,8 +9,10 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
+from importlib import import_module
 
+import numpy as np
 import pytest
 import yaml
 from conftest import start_on_a_bus
@@ -232,3 +234,100 @@ def test_ros_doors_answer_as_the_hardware_system(hardware):
                             h.wait_for(lambda v=value: bank.applied_force[0] == v, "effort")
     finally:
         h.close()
+
+
+# --------------------------------------------------------------------------- Robot Raconteur
+
+
+def test_robot_raconteur_door_answers_as_the_hardware_system(hardware, tmp_path):
+    """``servo-sim-rr`` in a child process on the same hardware, driven by Robot
+    Raconteur's client: each command by the member that carries it (a command wire in
+    its mode, a parameter, a signal, mode, halt, trapezoidal_move) is taken or refused
+    as the reference system takes or refuses it, with the same reason (a function's or
+    property's exception; a wire has no reply: the server's log says why it dropped)."""
+    import RobotRaconteur as RR  # noqa: N817 - the name its docs use
+    import test_rr
+    from test_rr import StateWire, serving, until
+
+    from servo_sim.model import Motor
+    from servo_sim.rr.client import client_node, connect, servo_command
+
+    cfg = config(hardware)
+    ref_cfg, bus = cfg, nullcontext()
+    if hardware["plugin"] != "sim":  # the reference on a bus of its own (one host a bus)
+        module = "dxl_emulator" if hardware["plugin"] == "dynamixel" else "sts_emulator"
+        bus = import_module(f"servo_sim.emulators.{module}").EmulatorProcess(
+            [1], realtime=True)
+    params = {"set_acceleration": ("acceleration", "double"),
+              "set_control_pid": ("control_pid", "double[]"),
+              "enable_position": ("position_sensor.sampling_period_ms", "int32"),
+              "enable_force_feedback": ("force_feedback_sampling_period_ms", "int32"),
+              "enable_torque_feedback": ("force_feedback_sampling_period_ms", "int32")}
+    wires = {"set_position": ("position_command", test_rr.POSITION, "position_command"),
+             "set_velocity": ("velocity_command", test_rr.VELOCITY, "velocity_command"),
+             "set_torque": ("effort_command", test_rr.EFFORT, "effort_command")}
+    walked = set()
+    with bus as ref_bus, serving(cfg, tmp_path) as server, client_node() as node:
+        if ref_bus is not None:
+            ref_cfg = config({**hardware, "port": ref_bus.port})
+        ref = HardwareSystem(parse_config(ref_cfg))
+        start_on_a_bus(ref)
+        servo = connect(node, server.urls["a"])
+        state = StateWire(servo)
+        state.when(lambda s: s.servo_state_flags & test_rr.READY, "the bus active")
+        sent = 0
+
+        def door(name: str, args: tuple) -> tuple[bool, str | None]:
+            """(offered, None if taken else the reason)."""
+            nonlocal sent
+            try:
+                if name in params:
+                    field, kind = params[name]
+                    value = np.array(args, dtype=float) if len(args) > 1 else args[0]
+                    servo.setf_param(field, RR.VarValue(value, kind))
+                elif name in wires:
+                    wire_name, mode, field = wires[name]
+                    servo.mode = mode
+                    wire = getattr(servo, wire_name).Connect()
+                    sent += 1
+                    wire.OutValue = servo_command(node, servo, sent, state.now.seqno, args[0])
+                    until(lambda: getattr(state.now, field)[0] == args[0]
+                          or server.said(f"{wire_name} dropped: "), f"{name} {args}")
+                    wire.Close()
+                    for line in server.err:
+                        if f"{wire_name} dropped: " in line:
+                            server.err.remove(line)
+                            return True, line.split(" dropped: ", 1)[1].strip()
+                elif name == "halt":
+                    servo.halt()
+                elif name in ("enable", "disable"):
+                    servo.mode = test_rr.HALT if name == "enable" else test_rr.DISABLED
+                elif name in ("e_stop", "reset_e_stop"):
+                    servo.setf_signal("e_stop", RR.VarValue(name == "e_stop", "bool"))
+                elif name == "trapezoidal_move":
+                    servo.trapezoidal_move(*([v] for v in args))
+                    servo.halt()  # taken: stopped (as the reference below)
+                else:
+                    return False, None  # available force: no member of the standard
+            except RR.RobotRaconteurException as exc:
+                return True, exc.message
+            return True, None
+
+        for name, args in SEQUENCE:
+            if name == "set_force":  # a rotational motor's effort is set_torque's
+                continue
+            if name == "set_velocity":  # velocity mode needs velocity control
+                try:
+                    ref.check(ref.sim.motor("a"), "set_position", (math.inf,))
+                except ValueError:
+                    continue
+            expected = outcome(ref.command, "a", COMMAND[name].call, *args)
+            if name == "trapezoidal_move" and expected is None:
+                ref.command("a", Motor.halt)
+            offered, given = door(name, args)
+            if offered:
+                walked.add(name)
+                assert given == expected, (name, args)
+        ref.shutdown()
+    assert walked >= {"set_position", "set_acceleration", "set_control_pid", "enable_position",
+                      "halt", "enable", "disable", "e_stop", "reset_e_stop", "trapezoidal_move"}

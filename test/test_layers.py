@@ -27,8 +27,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("hardware", "emulators", "record", "command"),
     # the one way into a running system: the hardware system and its pacing
     ("runtime",),
-    # its hosts without ROS: system identification, Webots controllers
-    ("identification", "webots"),
+    # its hosts without ROS: system identification, Webots controllers, Robot Raconteur
+    ("identification", "webots", "rr"),
     # the front ends: the servo-sim command and the ROS 2 layer
     ("cli", "ros"),
     # the servo panel: a client of the ROS layer
@@ -42,6 +42,9 @@ GENERATED = {"msg": "ros", "srv": "ros", "action": "ros"}
 #: Who may import ROS 2 (rclpy, message packages) and who Qt.
 ROS_ROOMS = {"ros", "panel"}
 QT_ROOMS = {"panel"}
+#: Robot Raconteur only in its own room.
+RR = ("RobotRaconteur", "RobotRaconteurCompanion")
+RR_ROOMS = {"rr"}
 QT = ("PyQt5", "PyQt6", "PySide2", "PySide6", "python_qt_binding", "pyqtgraph",
       "qt_gui", "rqt_gui", "rqt_gui_py")
 ROS = ("rclpy", "rosidl_runtime_py", "rosgraph_msgs", "builtin_interfaces",
@@ -170,6 +173,8 @@ def foreign(sources: Mapping[str, str]) -> list[str]:
                 found.append(f"{name}:{line} imports {target} (ROS)")
             if top in QT and room not in QT_ROOMS:
                 found.append(f"{name}:{line} imports {target} (Qt)")
+            if top in RR and room not in RR_ROOMS:
+                found.append(f"{name}:{line} imports {target} (Robot Raconteur)")
     return found
 
 
@@ -254,7 +259,10 @@ def test_the_foreign_check_sees_rclpy_and_qt_below_the_ros_layer():
                "servo_sim.webots.x": "def f():\n    import rclpy.node\n",
                "servo_sim.cli": "from servo_sim import msg\nfrom PyQt5 import QtCore\n",
                "servo_sim.ros.node": "import rclpy\nfrom std_srvs.srv import Trigger\n",
-               "servo_sim.panel.qt": "from python_qt_binding import QtCore\n"}
+               "servo_sim.panel.qt": "from python_qt_binding import QtCore\n",
+               "servo_sim.webots.y": "import RobotRaconteur as RR\n",
+               "servo_sim.rr.door": "import RobotRaconteur as RR\n"}
     assert foreign(sources) == ["servo_sim.webots.x:2 imports rclpy (ROS)",
                                 "servo_sim.cli:1 imports servo_sim.msg (ROS)",
-                                "servo_sim.cli:2 imports PyQt5 (Qt)"]
+                                "servo_sim.cli:2 imports PyQt5 (Qt)",
+                                "servo_sim.webots.y:1 imports RobotRaconteur (Robot Raconteur)"]

@@ -1,0 +1,350 @@
+"""One motor as a ``com.robotraconteur.servo.Servo`` service object.
+
+Every member goes through the hardware system (``HardwareSystem.command`` and
+``set_parameter``: the command table's check, the model's validation), as the other
+doors do; a refusal is one Robot Raconteur exception with the model's message (motor,
+field, value, why): ``InvalidOperationException`` for a command the motor's state or
+device refuses, ``InvalidArgumentException`` for a bad value.
+
+Modes (``mode``): ``disabled`` is ``disable``; ``halt`` is ``enable`` from disabled, else
+``halt``; ``position_command`` holds where the motor stands (its held target, or its
+position) with the full speed limit; ``velocity_command`` holds at velocity 0;
+``effort_command`` applies 0. ``trapezoidal_command`` is entered by ``trapezoidal_move``
+and ``error`` is reported by the device: writing either is refused.
+
+The command wires follow robotraconteur_abstract_robot's rule: a command is taken only in
+its mode and only if its ``seqno`` is not below the last one taken from the same client
+endpoint (the count restarts with a new endpoint), its ``status_seqno`` is within
+:data:`STATUS_WINDOW` of the ``servo_state`` seqno now, and it holds one value. A
+dropped command changes nothing, is logged (motor, field, value, why) and clears
+``valid_command`` until a command is taken again.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Any
+
+import numpy as np
+import RobotRaconteur as RR  # noqa: N817 - the name its docs use
+
+from ..model import CommandRefusedError, Motor, ServoMode, StateFlags
+from ..model.motor import ROTATIONAL
+from . import info, params
+
+log = logging.getLogger("servo_sim")
+
+#: How far a command's status_seqno may be from the servo_state seqno now
+#: (robotraconteur_abstract_robot: 10).
+STATUS_WINDOW = 10
+#: The modes a command wire streams in, and its field's name in the messages.
+WIRE_MODES = {"position_command": ServoMode.POSITION, "velocity_command": ServoMode.VELOCITY,
+              "effort_command": ServoMode.EFFORT}
+#: Seed 004's names of the modes, as ``mode`` takes them.
+MODE_NAMES = {ServoMode.ERROR: "error", ServoMode.DISABLED: "disabled",
+              ServoMode.HALT: "halt", ServoMode.POSITION: "position_command",
+              ServoMode.VELOCITY: "velocity_command", ServoMode.EFFORT: "effort_command",
+              ServoMode.TRAPEZOIDAL: "trapezoidal_command"}
+#: How often a wire's drops for the same reason are logged at most, s (a new reason: at
+#: once).
+DROP_LOG_PERIOD_S = 5.0
+
+
+def rr_error(exc: ValueError) -> Exception:
+    """The Robot Raconteur exception a client gets for a refusal (same message)."""
+    if isinstance(exc, CommandRefusedError):
+        return RR.InvalidOperationException(str(exc))
+    return RR.InvalidArgumentException(str(exc))
+
+
+def effort_call(motor: Motor) -> Any:
+    """The model's effort command of a motor: set_torque (rotational) or set_force."""
+    return Motor.set_torque if motor.get_type() == ROTATIONAL else Motor.set_force
+
+
+def write_mode(system: Any, motor: str, value: Any) -> None:
+    """Mode ``value`` (seed 004 ``ServoMode``) for ``motor`` through the hardware
+    system's commands (see the module docstring); ValueError when refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or int(value) not in MODE_NAMES:
+        raise ValueError(f"motor {motor!r}: mode = {value!r} rejected: not a ServoMode "
+                         f"({', '.join(f'{int(m)} {n}' for m, n in MODE_NAMES.items())})")
+    mode = ServoMode(int(value))
+    handle = system.sim.motor(motor)
+    if mode is ServoMode.DISABLED:
+        system.command(motor, Motor.disable)
+    elif mode is ServoMode.HALT:
+        system.command(motor, Motor.enable if handle.mode is ServoMode.DISABLED
+                       else Motor.halt)
+    elif mode is ServoMode.POSITION:
+        held = handle.get_target_position()
+        if handle.mode not in (ServoMode.HALT, ServoMode.POSITION) or not math.isfinite(held):
+            held = handle.position / handle.get_multiplier()
+        system.command(motor, Motor.set_position, held)
+        try:  # the full speed limit, where the device has one
+            system.check(handle, "set_velocity")
+        except CommandRefusedError:
+            return
+        system.command(motor, Motor.set_velocity,
+                       handle.get_max_velocity() / abs(handle.get_multiplier()))
+    elif mode is ServoMode.VELOCITY:
+        system.check(handle, "set_position", (math.inf,))  # both, before either changes
+        system.command(motor, Motor.set_velocity, 0.0)
+        system.command(motor, Motor.set_position, math.inf)
+    elif mode is ServoMode.EFFORT:
+        system.command(motor, effort_call(handle), 0.0)
+    else:
+        why = ("entered by trapezoidal_move()" if mode is ServoMode.TRAPEZOIDAL
+               else "reported when the device fails, never commanded")
+        raise CommandRefusedError(f"motor {motor!r}: mode = {int(mode)} ({MODE_NAMES[mode]}) "
+                                  f"refused: {why}")
+
+
+class CommandWire:
+    """One command wire's rule (see the module docstring) and its last outcome."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.mode = WIRE_MODES[name]
+        self.endpoint = 0
+        self.seqno = 0
+        #: False after a dropped command, until one is taken
+        self.valid = True
+        self._logged, self._why = -math.inf, ""
+
+    def drop(self, motor: str, why: str) -> None:
+        self.valid = False
+        now = time.monotonic()
+        if why != self._why or now - self._logged >= DROP_LOG_PERIOD_S:
+            self._logged, self._why = now, why
+            log.warning("%s dropped: %s", self.name, why)
+
+
+class Servo:
+    """The service object of one motor (see the module docstring)."""
+
+    # set by Robot Raconteur as it registers the object (an attribute that exists
+    # already would be given the bare wire, not its broadcaster or receiver)
+    position: Any
+    velocity: Any
+    servo_state: Any
+    servo_state_sensor_data: Any
+    position_command: Any
+    velocity_command: Any
+    effort_command: Any
+    device_clock_now: Any
+
+    def __init__(self, door: Any, motor: str, service: str) -> None:
+        """``door``: the :class:`~servo_sim.rr.door.Door` serving it."""
+        self._door = door
+        self._system = door.system
+        self.motor = motor
+        self.service = service
+        self.index = door.system.sim.motor_names.index(motor)
+        self._wires = {name: CommandWire(name) for name in WIRE_MODES}
+        self._downsampler: Any = None
+        self._info = info.device_info(door.types, door.system, motor, service)
+        self._state: Any = None
+        self._sensor_data: Any = None
+        self._header: Any = None
+
+    def RRServiceObjectInit(self, context: Any, service_path: str) -> None:  # noqa: N802
+        """Robot Raconteur's call once registered: the wires exist now."""
+        self._downsampler = RR.BroadcastDownsampler(context, 0)
+        for wire in (self.position, self.velocity, self.servo_state, self.device_clock_now):
+            self._downsampler.AddWireBroadcaster(wire)
+        self._downsampler.AddPipeBroadcaster(self.servo_state_sensor_data)
+        for name in WIRE_MODES:
+            getattr(self, name).InValueChanged += (
+                lambda value, ts, ep, n=name: self._on_command(n, value, ep))
+        types = self._door.types
+        self._state = types.new("com.robotraconteur.servo.ServoState")
+        self._sensor_data = types.new("com.robotraconteur.servo.ServoStateSensorData")
+        self._sensor_data.extended = {}
+        self._header = types.new("com.robotraconteur.sensordata.SensorDataHeader")
+        source = types.new("com.robotraconteur.sensordata.SensorDataSourceInfo")
+        source.source = self._info.device
+        source.source_world_pose = np.zeros((1,), types.pose)
+        source.source_config_nonce = ""
+        source.source_params = {}
+        source.extended = {}
+        self._header.source_info = source
+
+    # ------------------------------------------------------------------ refusals
+
+    def _run(self, call: Any, *args: Any) -> Any:
+        try:
+            return call(*args)
+        except ValueError as exc:
+            log.warning("%s", exc)
+            raise rr_error(exc) from None
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def device_info(self) -> Any:
+        return self._info
+
+    @property
+    def servo_info(self) -> Any:
+        return info.servo_info(self._door.types, self._system, self.motor, self.service)
+
+    @property
+    def isoch_info(self) -> Any:
+        return self._door.isoch_info()
+
+    @property
+    def isoch_downsample(self) -> int:
+        return self._downsampler.GetClientDownsample(RR.ServerEndpoint.GetCurrentEndpoint())
+
+    @isoch_downsample.setter
+    def isoch_downsample(self, value: int) -> None:
+        if not 0 <= int(value) <= 1000:
+            raise RR.InvalidArgumentException(
+                f"motor {self.motor!r}: isoch_downsample = {value!r} rejected: 0 to 1000")
+        self._downsampler.SetClientDownsample(RR.ServerEndpoint.GetCurrentEndpoint(),
+                                              int(value))
+
+    @property
+    def mode(self) -> int:
+        return int(self._system.report()[0][self.index])
+
+    @mode.setter
+    def mode(self, value: int) -> None:
+        self._run(write_mode, self._system, self.motor, value)
+        for wire in self._wires.values():  # a new mode: no dropped command in it yet
+            wire.valid = True
+
+    # ------------------------------------------------------------------ functions
+
+    def halt(self) -> None:
+        """Hold at once (a trapezoidal move in progress ends, aborted)."""
+        self._run(self._system.command, self.motor, Motor.halt)
+
+    def trapezoidal_move(self, target_pos: Any, target_vel: Any, vel: Any,
+                         accel: Any) -> None:
+        """Start the model's trapezoidal move (one value per axis: one)."""
+        args = []
+        for field, value in (("target_position", target_pos), ("target_velocity", target_vel),
+                             ("max_velocity", vel), ("max_acceleration", accel)):
+            values = np.asarray(value, dtype=float).reshape(-1)
+            if values.size != 1:
+                raise RR.InvalidArgumentException(
+                    f"motor {self.motor!r}: {field} = {values.tolist()!r} rejected: one "
+                    f"value per axis (axis_count 1), not {values.size}")
+            args.append(float(values[0]))
+        self._run(self._system.command, self.motor, Motor.trapezoidal_move, *args)
+
+    def getf_param(self, param_name: str) -> Any:
+        value = self._run(params.get, self._system, self.motor, param_name)
+        return info.to_varvalue(value)
+
+    def setf_param(self, param_name: str, value: Any) -> None:
+        self._run(params.set_, self._system, self.motor, param_name,
+                  None if value is None else value.data)
+
+    def getf_signal(self, signal_name: str) -> Any:
+        self._signal(signal_name)
+        latched = bool(self._system.report()[1][self.index] & StateFlags.E_STOP)
+        return RR.VarValue(np.array([latched]), "bool[]")
+
+    def setf_signal(self, signal_name: str, value: Any) -> None:
+        self._signal(signal_name)
+        data = None if value is None else np.asarray(value.data).reshape(-1)
+        if data is None or data.size != 1 or data.dtype.kind not in "biuf" \
+                or not np.isfinite(data.astype(float)).all():
+            raise RR.InvalidArgumentException(
+                f"motor {self.motor!r}: signal {signal_name!r} = "
+                f"{params.shown(None if value is None else value.data)} rejected: one "
+                "boolean (true latches the e-stop, false releases it)")
+        call = Motor.e_stop if bool(data[0]) else Motor.reset_e_stop
+        self._run(self._system.command, self.motor, call)
+
+    def _signal(self, name: str) -> None:
+        if name != info.E_STOP_SIGNAL:
+            raise RR.InvalidArgumentException(
+                f"motor {self.motor!r}: signal {name!r} unknown (a servo_sim motor has one: "
+                f"{info.E_STOP_SIGNAL!r})")
+
+    # ------------------------------------------------------------------ command wires
+
+    def _on_command(self, name: str, command: Any, endpoint: int) -> None:
+        """A value on a command wire (a Robot Raconteur thread): the rule, then the
+        model's command through the hardware system."""
+        wire = self._wires[name]
+        if endpoint != wire.endpoint:
+            wire.endpoint, wire.seqno = endpoint, 0
+        motor = self._system.sim.motor(self.motor)
+        who = f"motor {self.motor!r}: {name}"
+        if command is None:
+            wire.drop(self.motor, f"{who}: no command")
+            return
+        values = np.asarray(command.command, dtype=float).reshape(-1)
+        now = self._door.seqno
+        why = ""
+        if command.seqno < wire.seqno:
+            why = (f"{who}: seqno = {command.seqno} rejected: below the last taken, "
+                   f"{wire.seqno} (out of order)")
+        elif abs(int(command.status_seqno) - now) > STATUS_WINDOW:
+            why = (f"{who}: status_seqno = {command.status_seqno} rejected: more than "
+                   f"{STATUS_WINDOW} from servo_state's seqno {now} (stale)")
+        elif values.size != 1:
+            why = (f"{who}: command = {values.tolist()!r} rejected: one value per axis "
+                   f"(axis_count 1), not {values.size}")
+        elif motor.mode is not wire.mode:
+            why = (f"{who} = {float(values[0])!r} refused: mode is {MODE_NAMES[motor.mode]}, "
+                   f"not {name} (write mode first)")
+        if why:
+            wire.drop(self.motor, why)
+            return
+        call = {"position_command": Motor.set_position,
+                "velocity_command": Motor.set_velocity}.get(name) or effort_call(motor)
+        try:
+            self._system.command(self.motor, call, float(values[0]))
+        except ValueError as exc:
+            wire.drop(self.motor, str(exc))
+            return
+        wire.seqno, wire.valid = int(command.seqno), True
+
+    # ------------------------------------------------------------------ publishing
+
+    @property
+    def listened(self) -> bool:
+        """Whether any client is connected to a wire or the pipe."""
+        return any(w.ActiveWireConnectionCount > 0 for w in (
+            self.position, self.velocity, self.servo_state, self.device_clock_now)) \
+            or self.servo_state_sensor_data.ActivePipeEndpointCount > 0
+
+    def flags(self, reported: int) -> int:
+        """The reported flags, ``valid_command`` cleared after a dropped command."""
+        for wire in self._wires.values():
+            if not wire.valid and wire.mode == self._system.sim.motor(self.motor).mode:
+                return reported & ~int(StateFlags.VALID_COMMAND)
+        return reported
+
+    def publish(self, seqno: int, ts: Any, row: tuple[float, ...], mode: int, flags: int,
+                ts2: Any, clock_now: Any) -> None:
+        """This cycle's values on the wires and the pipe (``row``: position, velocity,
+        acceleration, effort and the three commands; ``ts``, ``ts2``: now as TimeSpec3
+        and TimeSpec2), downsampled per client."""
+        state = self._state
+        state.ts = ts
+        state.seqno = seqno
+        state.servo_state_flags = self.flags(flags)
+        state.mode = mode
+        p, v, a, e, pc, vc, ec = (np.array([x]) for x in row)
+        state.position, state.velocity, state.acceleration, state.effort = p, v, a, e
+        state.position_command, state.velocity_command, state.effort_command = pc, vc, ec
+        header = self._header
+        header.seqno, header.ts = seqno, ts2
+        data = self._sensor_data
+        data.data_header = header
+        data.servo_state = state
+        with RR.BroadcastDownsamplerStep(self._downsampler):
+            self.position.OutValue = p
+            self.velocity.OutValue = v
+            self.servo_state.OutValue = state
+            self.device_clock_now.OutValue = clock_now
+            self.servo_state_sensor_data.AsyncSendPacket(data, lambda: None)

@@ -1,0 +1,542 @@
+"""The Robot Raconteur door (issue 55): ``servo-sim-rr`` in a child process, driven by
+Robot Raconteur's own Python client with the companion's standard robdefs.
+
+Every member of ``com.robotraconteur.servo.Servo``; the command wires' seqno rule; a
+sine followed at 100 Hz; halt during a trapezoidal move; the e-stop on the wire; bad
+input (one exception naming motor, field and value, nothing changed, still serving);
+password login; SIGINT. Expected values are computed here, from the config and the
+model's closed forms, not read from the server's objects.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from hashlib import md5
+from pathlib import Path
+
+import numpy as np
+import pytest
+import RobotRaconteur as RR  # noqa: N817 - the name its docs use
+import yaml
+
+from servo_sim.model import Simulation, parse_config
+from servo_sim.rr.client import client_node, connect, servo_command
+
+#: ServoMode and ServoStateFlags values, typed from the robdef (seed 004)
+ERROR, DISABLED, HALT, POSITION, VELOCITY, EFFORT, TRAPEZOIDAL = -2, -1, 0, 1, 2, 3, 4
+READY, E_STOP, VALID_COMMAND, ENABLED = 0x1, 0x20, 0x200, 0x400
+#: what the client waits for at most, wall s (generous: a busy machine)
+TIMEOUT = 60.0
+
+MOTOR_A = {"name": "a", "max_torque": 1.5, "max_velocity": 4.0, "min_position": -2.5,
+           "max_position": 2.5, "acceleration": 20.0, "control_pid": [10.0, 0.0, 0.0],
+           "position_sensor_name": "a_sensor"}
+MOTOR_B = {"name": "b", "type": "linear", "max_force": 20.0, "max_velocity": 0.5,
+           "multiplier": 2.0}
+CONFIG = {"basic_time_step_ms": 8, "motors": [MOTOR_A, MOTOR_B]}
+#: the live parameters of a rotational motor without actuator, servo or device names
+LIVE_A = {"max_velocity", "max_torque", "control_pid", "acceleration", "min_position",
+          "max_position", "min_stop", "max_stop", "spring_constant", "damping_constant",
+          "static_friction", "consumption_factor", "inertia", "load.gravity_mass",
+          "load.gravity_distance", "load.external", "load.gravity", "load.gravity_angle",
+          "position_sensor.sampling_period_ms", "position_sensor.resolution",
+          "position_sensor.noise", "force_feedback_sampling_period_ms", "command_timeout"}
+
+
+def until(done: Callable[[], object], what: str, timeout: float = TIMEOUT) -> object:
+    """Wait until ``done()`` is truthy (polled), failing after ``timeout`` wall s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = done()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.005)
+
+
+class Server:
+    """``servo-sim-rr CONFIG --port 0`` in a child process; its output lines collected."""
+
+    def __init__(self, cfg: dict, tmp_path: Path, *args: str) -> None:
+        path = tmp_path / f"rr-{os.getpid()}-{id(self)}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "servo_sim.rr.main", str(path), "--port", "0", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.out: list[str] = []
+        self.err: list[str] = []
+        for stream, lines in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
+            threading.Thread(target=lambda s=stream, ls=lines: ls.extend(iter(s.readline, "")),
+                             daemon=True).start()
+        names = [m["name"] for m in cfg["motors"]]
+        until(lambda: len(self.urls) == len(names) or self.proc.poll() is not None,
+              "the server's URLs")
+        assert self.proc.poll() is None, "".join(self.err)
+
+    @property
+    def urls(self) -> dict[str, str]:
+        out = {}
+        for line in list(self.out):
+            name, _, url = line.strip().partition(": ")
+            if url.startswith("rr+tcp://"):
+                out[name] = url
+        return out
+
+    def said(self, text: str) -> bool:
+        return any(text in line for line in list(self.err))
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        return self.proc.wait(timeout=TIMEOUT)
+
+
+@contextmanager
+def serving(cfg: dict, tmp_path: Path, *args: str) -> Iterator[Server]:
+    server = Server(cfg, tmp_path, *args)
+    try:
+        yield server
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait(timeout=TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def node():
+    with client_node() as n:
+        yield n
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with serving(CONFIG, tmp_path_factory.mktemp("rr")) as s:
+        yield s
+
+
+@pytest.fixture
+def a(node, server):
+    """Motor 'a', back at mode halt, e-stop released, no dropped command."""
+    servo = connect(node, server.urls["a"])
+    servo.setf_signal("e_stop", RR.VarValue(False, "bool"))
+    if servo.mode == DISABLED:
+        servo.mode = HALT
+    servo.mode = HALT
+    yield servo
+
+
+class StateWire:
+    """A client's servo_state wire connection."""
+
+    def __init__(self, servo) -> None:
+        self.wire = servo.servo_state.Connect()
+        self.wire.WaitInValueValid(TIMEOUT)
+
+    @property
+    def now(self):
+        return self.wire.InValue
+
+    def after(self, seqno: int):
+        """The first state published after ``seqno``."""
+        return until(lambda: (s := self.now).seqno > seqno and s, f"a state after {seqno}")
+
+    def when(self, done: Callable[[object], bool], what: str = "a state"):
+        """The first state seen for which ``done(state)`` holds (a change made by a
+        call shows in a state published after it: states in flight may not have it)."""
+        return until(lambda: done(s := self.now) and s, what)
+
+    def close(self) -> None:
+        self.wire.Close()
+
+
+@pytest.fixture
+def state(a):
+    wire = StateWire(a)
+    yield wire
+    wire.close()
+
+
+def refused(call: Callable[[], object], kind: type, *words: str) -> str:
+    """``call()`` raises the Robot Raconteur exception ``kind`` naming all ``words``."""
+    with pytest.raises(kind) as info:
+        call()
+    message = info.value.message
+    for word in words:
+        assert word in message, message
+    return message
+
+
+# --------------------------------------------------------------------------- info
+
+
+def test_info_members_say_what_the_config_and_the_device_say(node, server, a):
+    info = a.device_info
+    assert info.device.name == "a"
+    assert list(info.implemented_types) == ["com.robotraconteur.servo.Servo"]
+    si = a.servo_info
+    assert si.device_info.device.name == "a"
+    assert si.servo_type == 1  # generic_revolute: a simulated rotational motor
+    assert si.capabilities == 0x1 | 0x2 | 0x4 | 0x8 | 0x1000  # the model: all, and signals
+    assert si.axis_count == 1
+    assert list(si.position_units) == [2] and list(si.effort_units) == [65]  # rad, N*m
+    assert (si.position_min.tolist(), si.position_max.tolist()) == ([-2.5], [2.5])
+    assert (si.velocity_min.tolist(), si.velocity_max.tolist()) == ([-4.0], [4.0])
+    assert (si.acceleration_min.tolist(), si.acceleration_max.tolist()) == ([-20.0], [20.0])
+    assert (si.torque_min.tolist(), si.torque_max.tolist()) == ([-1.5], [1.5])
+    assert si.gear_ratio.tolist() == [1.0]
+    assert si.sensor_resolution.tolist() == [0.0]  # an exact sensor
+    assert {p.parameter_identifier.name for p in si.parameter_info} == LIVE_A
+    assert [s.signal_identifier.name for s in si.signal_info] == ["e_stop"]
+    b = connect(node, server.urls["b"]).servo_info
+    assert (b.servo_type, list(b.position_units), list(b.effort_units)) == (2, [1], [64])
+    assert (b.gear_ratio.tolist(), b.torque_max.tolist()) == ([2.0], [20.0])
+    assert b.position_min.tolist() == [-math.inf]  # no soft limits, no stops
+    assert b.acceleration_max.tolist() == [math.inf]  # -1: unlimited
+    assert a.isoch_info.update_rate == pytest.approx(1000.0 / 8)
+    assert a.isoch_info.max_downsample == 1000
+
+
+def test_isoch_downsample_is_per_client(node, server, a):
+    other = connect(node, server.urls["a"])  # a second connection: another endpoint
+    a.isoch_downsample = 4
+    try:
+        assert (a.isoch_downsample, other.isoch_downsample) == (4, 0)
+        wire = a.servo_state.Connect()
+        seen: list[int] = []
+        wire.WireValueChanged += lambda conn, value, ts: seen.append(value.seqno)
+        until(lambda: len(seen) >= 6, "downsampled states")
+        wire.Close()
+        gaps = set(np.diff(seen[1:]).tolist())  # every fifth cycle (4 dropped)
+        assert gaps and all(g % 5 == 0 for g in gaps), seen
+        refused(lambda: setattr(a, "isoch_downsample", 5000), RR.InvalidArgumentException,
+                "'a'", "isoch_downsample", "5000")
+    finally:
+        a.isoch_downsample = 0
+
+
+def test_state_wires_pipe_and_clock(node, a, state):
+    first = state.now
+    later = state.after(first.seqno + 3)
+    assert later.seqno > first.seqno
+    assert later.ts[0]["microseconds"] > first.ts[0]["microseconds"]
+    assert later.mode == HALT
+    assert later.servo_state_flags == READY | ENABLED  # halt: no valid command
+    assert later.position_command.tolist() == pytest.approx([0.0], abs=1e-12)  # held at 0
+    assert math.isnan(later.effort_command[0]) and math.isnan(later.velocity_command[0])
+    for wire_name in ("position", "velocity"):
+        w = getattr(a, wire_name).Connect()
+        w.WaitInValueValid(TIMEOUT)
+        assert w.InValue.shape == (1,) and np.isfinite(w.InValue).all()
+        w.Close()
+    clock = a.device_clock_now.Connect()
+    clock.WaitInValueValid(TIMEOUT)
+    one = int(clock.InValue[0]["device_seqno"])
+    until(lambda: int(clock.InValue[0]["device_seqno"]) > one, "the device clock moving")
+    clock.Close()
+    pipe = a.servo_state_sensor_data.Connect(-1)
+    packets = []
+    until(lambda: (pipe.Available and packets.append(pipe.ReceivePacket())) or
+          len(packets) >= 3, "three sensor data packets")
+    pipe.Close()
+    seqnos = [p.data_header.seqno for p in packets]
+    assert seqnos == sorted(seqnos) and len(set(seqnos)) == len(seqnos)
+    assert all(p.servo_state.seqno == p.data_header.seqno for p in packets)
+    assert packets[0].data_header.source_info.source.name == "a"
+
+
+# --------------------------------------------------------------------------- modes
+
+
+def test_mode_writes_switch_as_the_ros_services_do(a, state):
+    a.mode = POSITION
+    s = state.when(lambda s: s.mode == POSITION)
+    assert s.position_command.tolist() == pytest.approx([0.0], abs=1e-9)
+    assert s.servo_state_flags & VALID_COMMAND
+    a.mode = VELOCITY
+    s = state.when(lambda s: s.mode == VELOCITY)
+    assert s.velocity_command.tolist() == [0.0]
+    a.mode = EFFORT
+    s = state.when(lambda s: s.mode == EFFORT)
+    assert s.effort_command.tolist() == [0.0]
+    a.mode = DISABLED
+    s = state.when(lambda s: s.mode == DISABLED)
+    assert not s.servo_state_flags & ENABLED
+    refused(lambda: setattr(a, "mode", POSITION), RR.InvalidOperationException,
+            "motor 'a'", "set_position refused", "disabled (call enable first)")
+    a.mode = HALT  # from disabled: enable
+    s = state.when(lambda s: s.mode == HALT)
+    assert s.servo_state_flags & ENABLED
+    for value, words in ((TRAPEZOIDAL, ("mode = 4", "trapezoidal_move()")),
+                         (ERROR, ("mode = -2", "never commanded"))):
+        refused(lambda v=value: setattr(a, "mode", v), RR.InvalidOperationException,
+                "motor 'a'", *words)
+    for value in (7, -3):
+        refused(lambda v=value: setattr(a, "mode", v), RR.InvalidArgumentException,
+                "motor 'a'", f"mode = {value}", "not a ServoMode")
+    assert state.after(state.now.seqno).mode == HALT  # nothing changed, still serving
+
+
+# --------------------------------------------------------------------------- command wires
+
+
+def test_command_wires_follow_the_seqno_rule(node, server, a, state):
+    a.mode = POSITION
+    wire = a.position_command.Connect()
+    try:
+        def send(seqno, value, status=None):
+            now = state.now.seqno
+            wire.OutValue = servo_command(node, a, seqno, now if status is None else status,
+                                          value)
+
+        send(10, 0.2)
+        until(lambda: state.now.position_command[0] == 0.2, "the command in force")
+        assert state.now.servo_state_flags & VALID_COMMAND
+        send(5, 0.4)  # out of order: dropped, valid_command with it
+        until(lambda: not state.now.servo_state_flags & VALID_COMMAND, "valid_command off")
+        assert server.said("position_command dropped: motor 'a': position_command: seqno = 5 "
+                           "rejected: below the last taken, 10 (out of order)")
+        assert state.now.position_command[0] == 0.2
+        send(10, 0.3)  # the same seqno again: taken
+        until(lambda: state.now.position_command[0] == 0.3, "an equal seqno taken")
+        assert state.now.servo_state_flags & VALID_COMMAND
+        send(11, 0.5, status=state.now.seqno + 50)  # stale status_seqno
+        until(lambda: not state.now.servo_state_flags & VALID_COMMAND, "a stale one dropped")
+        assert state.now.position_command[0] == 0.3
+        send(12, [0.1, 0.2])  # two values for one axis
+        send(13, math.nan)
+        until(lambda: server.said("motor 'a': position = nan rejected: NaN"), "NaN dropped")
+        assert server.said("command = [0.1, 0.2] rejected: one value per axis")
+        assert state.now.position_command[0] == 0.3
+        # another client's connection (the wire takes one: this one is closed)
+        other = connect(node, server.urls["a"]).position_command.Connect()
+        other.OutValue = servo_command(node, a, 1, state.now.seqno, -0.1)
+        until(lambda: state.now.position_command[0] == -0.1, "a new endpoint's count")
+        other.Close()
+        velocity = a.velocity_command.Connect()  # the wrong mode: dropped
+        velocity.OutValue = servo_command(node, a, 100, state.now.seqno, 1.0)
+        until(lambda: server.said("motor 'a': velocity_command = 1.0 refused: mode is "
+                                  "position_command, not velocity_command"), "wrong mode")
+        assert state.now.mode == POSITION and state.now.position_command[0] == -0.1
+        velocity.Close()
+    finally:
+        try:
+            wire.Close()
+        except RR.RobotRaconteurException:  # closed by the other client's connection
+            pass
+
+
+def test_velocity_and_effort_wires(node, a, state):
+    a.mode = VELOCITY
+    w = a.velocity_command.Connect()
+    w.OutValue = servo_command(node, a, 1, state.now.seqno, -1.5)
+    until(lambda: state.now.velocity_command[0] == -1.5, "velocity -1.5 in force")
+    until(lambda: state.now.velocity[0] < -1.0, "moving backwards")
+    w.Close()
+    a.mode = EFFORT
+    w = a.effort_command.Connect()
+    w.OutValue = servo_command(node, a, 1, state.now.seqno, 0.25)
+    until(lambda: state.now.effort_command[0] == 0.25, "torque 0.25 in force")
+    w.OutValue = servo_command(node, a, 2, state.now.seqno, 9.0)  # clipped to 1.5 (Webots)
+    until(lambda: state.now.effort_command[0] == 1.5, "torque clipped to max_torque")
+    w.Close()
+
+
+def test_a_sine_at_100_hz_is_followed_within_the_models_tracking_error(node, a, state):
+    """The position wire at 100 Hz (wall) carries 0.3 sin(pi t); each servo_state's
+    position is within the tracking error the model itself has on the same sine
+    (computed offline: commands every 10 ms of simulated time), with a margin for a
+    busy machine whose pace slips (the command then moves further per cycle)."""
+    amplitude, omega, period_s, duration_s = 0.3, math.pi, 0.01, 3.0
+    sim = Simulation(parse_config({"basic_time_step_ms": 8, "motors": [MOTOR_A]}))
+    errors = []
+    for k in range(int(duration_s / 0.008)):
+        t = k * 0.008
+        sim.motor("a").set_position(amplitude * math.sin(omega * period_s
+                                                         * math.floor(t / period_s)))
+        sim.step(1)
+        if t > 0.5:
+            errors.append(abs(sim.motor("a").position - sim.motor("a").get_target_position()))
+    model_error = max(errors)
+    a.mode = POSITION
+    pipe = a.servo_state_sensor_data.Connect(-1)
+    wire = a.position_command.Connect()
+    samples = []
+    start = time.monotonic()
+    seqno = 0
+    while (t := time.monotonic() - start) < duration_s:
+        seqno += 1
+        wire.OutValue = servo_command(node, a, seqno, state.now.seqno,
+                                      amplitude * math.sin(omega * t))
+        while pipe.Available:
+            samples.append((time.monotonic() - start, pipe.ReceivePacket().servo_state))
+        time.sleep(max(0.0, seqno * period_s - (time.monotonic() - start)))
+    wire.Close()
+    pipe.Close()
+    late = [s for t, s in samples if t > 0.5 and s.mode == POSITION]
+    assert len(late) > 50
+    tracking = max(abs(s.position[0] - s.position_command[0]) for s in late)
+    moved = max(s.position[0] for s in late) - min(s.position[0] for s in late)
+    assert moved > 1.5 * amplitude  # it did follow the sine
+    assert tracking <= 2.0 * model_error + 0.01, (tracking, model_error)
+
+
+# --------------------------------------------------------------------------- functions
+
+
+def test_halt_stops_a_trapezoidal_move_at_once(a, state):
+    a.trapezoidal_move([1.0], [0.0], [0.5], [1.0])  # 2.5 s to 1.0
+    until(lambda: state.now.mode == TRAPEZOIDAL and state.now.position[0] > 0.1,
+          "the move under way")
+    called = time.monotonic()
+    a.halt()
+    s = state.when(lambda s: s.mode != TRAPEZOIDAL, "the move ended")
+    assert s.mode == HALT and time.monotonic() - called < 5.0
+    held = s.position_command[0]
+    assert 0.1 < held < 0.9
+    settled = state.after(s.seqno + 40)  # 0.32 s later: holding there
+    assert settled.mode == HALT and settled.position_command[0] == held
+    assert abs(settled.position[0] - held) < 0.05
+
+
+def test_trapezoidal_move_reaches_its_target_and_refuses_with_the_reason(a, state):
+    a.trapezoidal_move([-0.4], [0.0], [2.0], [8.0])  # 0.45 s: triangle, peak 1.79 rad/s
+    until(lambda: state.now.mode == POSITION, "the move's end")
+    assert state.now.position_command[0] == pytest.approx(-0.4, abs=1e-12)
+    refused(lambda: a.trapezoidal_move([math.nan], [0.0], [1.0], [1.0]),
+            RR.InvalidArgumentException, "motor 'a'", "target_position = nan", "NaN")
+    refused(lambda: a.trapezoidal_move([0.5], [0.0], [-1.0], [1.0]),
+            RR.InvalidArgumentException, "motor 'a'", "max_velocity = -1.0", "> 0")
+    refused(lambda: a.trapezoidal_move([0.5], [0.0], [1.0, 2.0], [1.0]),
+            RR.InvalidArgumentException, "motor 'a'", "max_velocity = [1.0, 2.0]",
+            "one value per axis")
+    refused(lambda: a.trapezoidal_move([0.5], [1.0], [1.0], [1.0]),
+            RR.InvalidArgumentException, "motor 'a'", "target_velocity = 1.0",
+            "soft limits")
+    s = state.after(state.now.seqno)
+    assert s.mode == POSITION and s.position_command[0] == pytest.approx(-0.4, abs=1e-12)
+
+
+def test_e_stop_is_seen_on_the_wire_and_latches(a, state):
+    a.setf_signal("e_stop", RR.VarValue(True, "bool"))
+    s = state.when(lambda s: s.servo_state_flags & E_STOP, "the e-stop flag")
+    assert s.servo_state_flags & E_STOP and not s.servo_state_flags & (READY | ENABLED)
+    assert s.mode == DISABLED
+    assert a.getf_signal("e_stop").data.tolist() == [True]
+    refused(lambda: setattr(a, "mode", HALT), RR.InvalidOperationException,
+            "motor 'a'", "enable refused", "e-stop latched")
+    refused(a.halt, RR.InvalidOperationException, "motor 'a'", "e-stop latched")
+    a.setf_signal("e_stop", RR.VarValue(np.array([0], dtype=np.int32), "int32[]"))
+    s = state.when(lambda s: not s.servo_state_flags & E_STOP, "the e-stop released")
+    assert s.servo_state_flags & READY
+    assert s.mode == DISABLED  # until mode = halt
+    for name, value, words in (("e_stop", RR.VarValue("yes", "string"), ("'yes'",)),
+                               ("e_stop", RR.VarValue(np.array([math.nan]), "double[]"),
+                                ("nan",)),
+                               ("brake", RR.VarValue(True, "bool"), ("'brake'", "unknown"))):
+        refused(lambda n=name, v=value: a.setf_signal(n, v), RR.InvalidArgumentException,
+                "motor 'a'", *words)
+    refused(lambda: a.getf_signal("brake"), RR.InvalidArgumentException, "'brake'")
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def test_parameters_read_and_change_with_the_config_rules(a):
+    assert a.getf_param("max_velocity").data.tolist() == [4.0]
+    assert a.getf_param("control_pid").data.tolist() == [10.0, 0.0, 0.0]
+    assert a.getf_param("position_sensor.sampling_period_ms").data.tolist() == [0]
+    assert a.getf_param("type").data == "rotational"
+    a.setf_param("max_velocity", RR.VarValue(3.0, "double"))
+    try:
+        assert a.getf_param("max_velocity").data.tolist() == [3.0]
+        assert a.servo_info.velocity_max.tolist() == [3.0]
+        a.setf_param("control_pid", RR.VarValue(np.array([12.0, 0.0, 0.5]), "double[]"))
+        assert a.getf_param("control_pid").data.tolist() == [12.0, 0.0, 0.5]
+        a.setf_param("position_sensor.sampling_period_ms", RR.VarValue(16, "int32"))
+        assert a.getf_param("position_sensor.sampling_period_ms").data.tolist() == [16]
+        for name, value, kind, words in (
+                ("max_velocity", RR.VarValue("fast", "string"), RR.InvalidArgumentException,
+                 ("'max_velocity' = 'fast'", "must be a double")),
+                ("max_velocity", RR.VarValue(math.nan, "double"), RR.InvalidArgumentException,
+                 ("max_velocity", "nan")),
+                ("max_velocity", RR.VarValue(-1.0, "double"), RR.InvalidArgumentException,
+                 ("max_velocity", "-1.0")),
+                ("control_pid", RR.VarValue(np.array([0.0, 0.0, 0.5]), "double[]"),
+                 RR.InvalidArgumentException, ("p = 0.0", "must be > 0")),
+                ("control_pid", RR.VarValue(np.array([1.0, 2.0]), "double[]"),
+                 RR.InvalidArgumentException, ("control_pid", "[1.0, 2.0]")),
+                ("position_sensor.sampling_period_ms", RR.VarValue(16.5, "double"),
+                 RR.InvalidArgumentException, ("16.5", "must be an integer")),
+                ("type", RR.VarValue("linear", "string"), RR.InvalidArgumentException,
+                 ("'type' = 'linear'", "read-only")),
+                ("stiffness", RR.VarValue(1.0, "double"), RR.InvalidArgumentException,
+                 ("'stiffness' unknown",))):
+            refused(lambda n=name, v=value: a.setf_param(n, v), kind, "motor 'a'", *words)
+        refused(lambda: a.getf_param("stiffness"), RR.InvalidArgumentException,
+                "motor 'a'", "'stiffness' unknown")
+        assert a.getf_param("max_velocity").data.tolist() == [3.0]  # nothing changed
+        assert a.getf_param("control_pid").data.tolist() == [12.0, 0.0, 0.5]
+    finally:
+        a.setf_param("max_velocity", RR.VarValue(4.0, "double"))
+        a.setf_param("control_pid", RR.VarValue(np.array([10.0, 0.0, 0.0]), "double[]"))
+        a.setf_param("position_sensor.sampling_period_ms", RR.VarValue(0, "int32"))
+
+
+# --------------------------------------------------------------------------- process
+
+
+def test_sigint_ends_the_server_at_once_and_the_client_sees_it(node, tmp_path):
+    with serving(CONFIG, tmp_path) as server:
+        events: list[int] = []
+        servo = node.ConnectService(server.urls["a"], None, {},
+                                    lambda client, event, param: events.append(event))
+        assert servo.mode == HALT
+        sent = time.monotonic()
+        server.proc.send_signal(signal.SIGINT)
+        status = server.proc.wait(timeout=TIMEOUT)
+        took = time.monotonic() - sent
+        assert status == 0 and took < 1.0, (status, took, "".join(server.err))
+        until(lambda: RR.ClientServiceListenerEventType_ClientClosed in events,
+              "the client told of the disconnect")
+        with pytest.raises(RR.RobotRaconteurException):
+            servo.mode  # noqa: B018
+
+
+def _users_file(path: Path, user: str, password: str) -> Path:
+    path.write_text(f"{user} {md5(password.encode()).hexdigest()} objectlock\n")
+    return path
+
+
+def test_a_password_login_guards_every_member(node, tmp_path):
+    users = _users_file(tmp_path / "users.txt", "operator", "s3cret")
+    with serving(CONFIG, tmp_path, "--users", str(users)) as server:
+        url = server.urls["a"]
+        for user, password in (("operator", "wrong"), ("intruder", "s3cret")):
+            with pytest.raises(RR.AuthenticationException):
+                connect(node, url, user, password)
+        with pytest.raises(RR.RobotRaconteurException):  # no login at all
+            connect(node, url).mode = DISABLED
+        servo = connect(node, url, "operator", "s3cret")
+        assert servo.mode == HALT  # the refused clients changed nothing
+        assert servo.getf_param("max_velocity").data.tolist() == [4.0]
+        servo.mode = DISABLED
+        assert servo.mode == DISABLED
+        assert server.stop() == 0
+
+
+def test_a_bad_config_fails_at_start_with_one_line(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({"motors": [{"name": "a", "max_velocity": -1.0}]}))
+    run = subprocess.run([sys.executable, "-m", "servo_sim.rr.main", str(path), "--port",
+                          "0"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "max_velocity" in lines[0] and "-1.0" in lines[0], run.stderr
