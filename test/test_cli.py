@@ -174,6 +174,7 @@ def test_run_tries_a_bus_that_misses_its_first_ping_again_and_gives_up_on_a_dead
     from servo_sim import cli
     from servo_sim.emulators import dxl_emulator as emu
     from servo_sim.hardware import START_ATTEMPTS, START_RETRY_S
+    from servo_sim.hardware.serial_bus import READ_TRIES
 
     with emu.EmulatorProcess([1], realtime=True) as bus:
         config = tmp_path / "bus.yaml"
@@ -205,7 +206,8 @@ def test_run_tries_a_bus_that_misses_its_first_ping_again_and_gives_up_on_a_dead
         start = time.monotonic()
         assert cli.main(["run", str(config), "--duration", "0.1", "--quiet"]) == 2
         assert time.monotonic() - start >= (START_ATTEMPTS - 1) * START_RETRY_S
-        assert bus.counts()["0x01"] - pings == START_ATTEMPTS
+        # each attempt pings twice: a read with no reply is tried once more
+        assert bus.counts()["0x01"] - pings == START_ATTEMPTS * READ_TRIES
         assert capsys.readouterr().err.splitlines()[-1] == (
             "servo-sim: error: hardware 'dynamixel': motor 'a' (id 1): ping: [TxRxResult] "
             "There is no status packet!")

@@ -42,7 +42,7 @@ STEPS_PER_RETRY = system_module.RECOVERY_PERIOD_MS // 8
 
 @pytest.fixture
 def bus():
-    with emu.EmulatorProcess([1, 2, 3]) as process:
+    with emu.EmulatorProcess([1, 2, 3], realtime=True) as process:
         yield process
 
 

@@ -93,7 +93,7 @@ def test_the_emulators_eeprom_file_keeps_what_a_servo_keeps_across_restarts(tmp_
     as on a real servo. Through the vendor's SDK, bytes by hand (little-endian)."""
     path = tmp_path / "arm.json"
 
-    with emu.EmulatorProcess([1, 2], eeprom=path) as bus:
+    with emu.EmulatorProcess([1, 2], eeprom=path, realtime=True) as bus:
         port, ph = _sdk_on(bus)
         try:
             assert ph.writeTxRx(port, 1, emu.LOCK, 1, [0]) == (scs.COMM_SUCCESS, 0)
@@ -106,7 +106,7 @@ def test_the_emulators_eeprom_file_keeps_what_a_servo_keeps_across_restarts(tmp_
             assert ph.readTxRx(port, 2, emu.P_COEFFICIENT, 1)[0] == [16]  # in effect now
         finally:
             port.closePort()
-    with emu.EmulatorProcess([1, 2], eeprom=path) as bus:  # the arm powered up again
+    with emu.EmulatorProcess([1, 2], eeprom=path, realtime=True) as bus:  # the arm powered up again
         assert bus.get(1, emu.HOMING_OFFSET, 2) == -300
         assert (bus.get(1, emu.MIN_POSITION_LIMIT, 2),
                 bus.get(1, emu.MAX_POSITION_LIMIT, 2)) == (1000, 3000)
@@ -114,7 +114,7 @@ def test_the_emulators_eeprom_file_keeps_what_a_servo_keeps_across_restarts(tmp_
         assert [bus.get(i, emu.LOCK, 1) for i in (1, 2)] == [1, 1]  # RAM: its default
         assert bus.get(1, emu.ID, 1) == 1
     # without the file, the factory registers
-    with emu.EmulatorProcess([1]) as bus:
+    with emu.EmulatorProcess([1], realtime=True) as bus:
         assert bus.get(1, emu.HOMING_OFFSET, 2) == 0
 
 
@@ -124,7 +124,7 @@ def test_a_servo_answers_at_the_id_written_and_keeps_it_as_a_real_one(tmp_path):
     restart (--eeprom), while Lock is 1 it is gone after one. The parent still names the
     servos by --ids."""
     path = tmp_path / "arm.json"
-    with emu.EmulatorProcess([1, 2], eeprom=path) as bus:
+    with emu.EmulatorProcess([1, 2], eeprom=path, realtime=True) as bus:
         port, ph = _sdk_on(bus)
         try:
             assert ph.writeTxRx(port, 2, emu.LOCK, 1, [0])[0] == scs.COMM_SUCCESS
@@ -142,7 +142,7 @@ def test_a_servo_answers_at_the_id_written_and_keeps_it_as_a_real_one(tmp_path):
         finally:
             port.closePort()
         assert bus.get(2, emu.ID, 1) == 7
-    with emu.EmulatorProcess([1, 2], eeprom=path) as bus:  # powered up again
+    with emu.EmulatorProcess([1, 2], eeprom=path, realtime=True) as bus:  # powered up again
         port, ph = _sdk_on(bus)
         try:
             assert [ph.ping(port, i)[1] for i in (1, 7, 2, 9)] == [
@@ -157,7 +157,7 @@ def test_a_sync_write_of_ids_finds_each_servo_at_the_id_it_had_when_it_came():
     """One SYNC WRITE of the ID register, 1 -> 2 and 2 -> 3: servo 1 becomes 2 and
     servo 2 becomes 3 (each servo matches its id once, as the packet arrives; not 1 -> 2
     -> 3 in a cascade)."""
-    with emu.EmulatorProcess([1, 2, 3]) as bus:
+    with emu.EmulatorProcess([1, 2, 3], realtime=True) as bus:
         port, ph = _sdk_on(bus)
         try:
             group = scs.GroupSyncWrite(port, ph, emu.ID, 1)
@@ -175,7 +175,7 @@ def test_an_eeprom_file_from_before_the_id_was_kept_still_loads(tmp_path):
     kept = list(emu.Servo(1).table[6:40])  # as shipped
     kept[emu.HOMING_OFFSET - 6:emu.HOMING_OFFSET - 4] = [0x2C, 0x09]  # -300
     path.write_text(json.dumps({"first_address": 6, "servos": {"1": kept}}))
-    with emu.EmulatorProcess([1], eeprom=path) as bus:
+    with emu.EmulatorProcess([1], eeprom=path, realtime=True) as bus:
         assert bus.get(1, emu.HOMING_OFFSET, 2) == -300
         assert bus.get(1, emu.ID, 1) == 1
 
@@ -191,7 +191,7 @@ def test_a_bad_eeprom_file_stops_the_emulator_with_its_name(tmp_path):
 
 
 def test_emulator_over_the_pty_with_the_sdk():
-    with emu.EmulatorProcess([1, 2], scs=[2]) as bus:
+    with emu.EmulatorProcess([1, 2], scs=[2], realtime=True) as bus:
         port, ph = _sdk_on(bus)
         try:
             # model numbers: 777 little-endian (STS3215), 1284 big-endian (SCS0009)
@@ -257,7 +257,7 @@ def test_a_stepped_emulators_servo_moves_only_as_its_parent_runs_its_clock():
     """The move above through the SDK, on the parent's clock: the servo stands however
     long the bus works; after run_to(t) it moves to t as the next read comes, with every
     packet sent before that read in force, and is where the model is after t."""
-    with emu.EmulatorProcess([1], stepped=True) as bus:
+    with emu.EmulatorProcess([1], stepped=True, realtime=True) as bus:
         port, ph = _sdk_on(bus)
         try:
             assert ph.write1ByteTxRx(port, 1, emu.TORQUE_ENABLE, 1) == (scs.COMM_SUCCESS, 0)
@@ -286,14 +286,14 @@ def test_a_stepped_emulators_servo_moves_only_as_its_parent_runs_its_clock():
 
 
 def test_run_to_is_refused_by_an_emulator_in_wall_clock_time():
-    with emu.EmulatorProcess([1]) as bus:
+    with emu.EmulatorProcess([1], realtime=True) as bus:
         with pytest.raises(RuntimeError, match=r"run_to\(1\.0\): the Feetech emulator was "
                                                "not started stepped"):
             bus.run_to(1.0)
 
 
 def test_run_to_a_time_that_is_not_finite_is_refused_and_the_servo_stays():
-    with emu.EmulatorProcess([1], stepped=True) as bus:
+    with emu.EmulatorProcess([1], stepped=True, realtime=True) as bus:
         for bad in (math.nan, math.inf, -math.inf):
             with pytest.raises(ValueError, match=r"the time must be a finite number"):
                 bus.run_to(bad)
@@ -679,7 +679,7 @@ def test_the_servo_follows_a_position_command(bus, hw):
 
 
 def test_a_mixed_bus_with_an_scs_servo():
-    with emu.EmulatorProcess([1, 2], scs=[2]) as bus:
+    with emu.EmulatorProcess([1, 2], scs=[2], realtime=True) as bus:
         bus.freeze()
         system = HardwareSystem(config(bus.port, motors=("a", "b"), limits=(-2.5, 2.5)))
         start_on_a_bus(system)

@@ -207,7 +207,7 @@ def test_an_emulated_servo_answers_its_profiles_model_number_to_the_vendors_sdk(
     if name.startswith("X"):
         import dynamixel_sdk as sdk
 
-        with dxl_emulator.EmulatorProcess([1, 2], servo=name) as bus:
+        with dxl_emulator.EmulatorProcess([1, 2], servo=name, realtime=True) as bus:
             port, handler = sdk.PortHandler(bus.port), sdk.PacketHandler(2.0)
             assert port.openPort() and port.setBaudRate(4000000)
             try:
@@ -218,7 +218,7 @@ def test_an_emulated_servo_answers_its_profiles_model_number_to_the_vendors_sdk(
     else:
         import scservo_sdk as sdk
 
-        with sts_emulator.EmulatorProcess([1, 2], servo=name) as bus:
+        with sts_emulator.EmulatorProcess([1, 2], servo=name, realtime=True) as bus:
             port, handler = sdk.PortHandler(bus.port), sdk.protocol_packet_handler()
             assert port.openPort() and port.setBaudRate(1000000)
             try:

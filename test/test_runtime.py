@@ -181,7 +181,7 @@ def test_real_hardware_runs_in_real_time_and_refuses_the_rest():
     """The emulated Feetech bus: a real plugin (wall-clock time, one cycle per call)."""
     from servo_sim.emulators import sts_emulator as emu
 
-    with emu.EmulatorProcess([1]) as bus:
+    with emu.EmulatorProcess([1], realtime=True) as bus:
         hw = HardwareSystem(parse_config({
             "basic_time_step_ms": 8, "motors": [{"name": "a", "max_torque": 1.5,
                                                   "min_position": -2.5, "max_position": 2.5}],

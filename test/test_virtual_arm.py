@@ -246,12 +246,12 @@ def test_lerobots_setup_motor_gives_a_servo_its_id_and_the_servo_keeps_it(tmp_pa
     if python is None:
         pytest.skip(why)
     eeprom = tmp_path / "gripper.json"
-    with emu.EmulatorProcess([1], servo="STS3215-7.4V", eeprom=eeprom) as bus:
+    with emu.EmulatorProcess([1], servo="STS3215-7.4V", eeprom=eeprom, realtime=True) as bus:
         out = subprocess.run([python, "-c", SETUP_MOTOR, bus.port], capture_output=True,
                              text=True, timeout=300)
         assert out.returncode == 0, out.stdout + out.stderr
         assert out.stdout.strip().splitlines()[-1] == "{6: 777}"
-    with emu.EmulatorProcess([1], servo="STS3215-7.4V", eeprom=eeprom) as bus:
+    with emu.EmulatorProcess([1], servo="STS3215-7.4V", eeprom=eeprom, realtime=True) as bus:
         port, packet = scs.PortHandler(bus.port), scs.PacketHandler(0)
         assert port.openPort() and port.setBaudRate(1_000_000)
         try:
