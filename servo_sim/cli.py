@@ -234,7 +234,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"  {m.name}: {m.get_type()}, max velocity {m.get_max_velocity():g}, "
               f"max force {m.get_max_force():g}, PID {m.get_control_pid()}{coupled}{devices}")
     if loaded.unsimulated:
-        print("  not simulated (getDevice raises): " + ", ".join(
+        print("  not simulated (a handle that raises when used): " + ", ".join(
             f"{name!r} ({what})" for name, what in loaded.unsimulated.items()))
     return 0
 

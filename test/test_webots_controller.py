@@ -680,6 +680,168 @@ def test_a_config_with_duplicate_device_names_is_refused(tmp_path):
         in r.stderr
 
 
+# --------------------------------------------------------------------------- a JetBot
+
+
+#: A robot PROTO as JetBot's (cyberbotics/webots, projects/robots/nvidia/jetbot): two
+#: wheels in velocity control, a Display and, in a slot, a camera PROTO of its own.
+ROVER = """\
+#VRML_SIM R2023b utf8
+EXTERNPROTO "RoverCamera.proto"
+PROTO Rover [
+  field SFString name       "rover"
+  field SFNode   cameraSlot RoverCamera {
+  }
+]
+{
+  Robot {
+    name IS name
+    children [
+      HingeJoint {
+        jointParameters HingeJointParameters {
+          axis 0 1 0
+        }
+        device [
+          RotationalMotor {
+            name "left wheel"
+            maxVelocity 50
+            maxTorque 5
+          }
+        ]
+      }
+      HingeJoint {
+        jointParameters HingeJointParameters {
+          axis 0 1 0
+        }
+        device [
+          RotationalMotor {
+            name "right wheel"
+            maxVelocity 50
+            maxTorque 5
+          }
+        ]
+      }
+      Display {
+        width 128
+        height 32
+      }
+      Slot {
+        endPoint IS cameraSlot
+      }
+    ]
+  }
+}
+"""
+ROVER_CAMERA = """\
+#VRML_SIM R2023b utf8
+PROTO RoverCamera [
+  field SFString name "camera"
+]
+{
+  Solid {
+    children [
+      Camera {
+        name IS name
+        width 224
+      }
+    ]
+  }
+}
+"""
+#: jetbot.py's shape: every device fetched in init(), the display and camera never used
+#: (USE: a line that uses one); then forward, stop, turn, stop, as its step_* do.
+ROVER_CONTROLLER = """
+    from controller import Robot
+
+    class Rover(Robot):
+        def init(self):
+            self.left_motor = self.getDevice("left wheel")
+            self.right_motor = self.getDevice("right wheel")
+            self.camera = self.getDevice("camera")
+            self.display = self.getDevice("display")
+            self.right_motor.setPosition(float("+inf"))
+            self.left_motor.setPosition(float("+inf"))
+
+        def drive(self, left, right, ms):
+            self.left_motor.setVelocity(left)
+            self.right_motor.setVelocity(right)
+            self.step(ms)
+
+    robot = Rover()
+    robot.init()
+    print(robot.display.getName(), robot.camera.getName())
+    USE
+    robot.drive(4, 4, 512)
+    robot.drive(0, 0, 480)
+    robot.drive(-3, 3, 512)
+    robot.drive(0, 0, 480)
+"""
+
+
+def rover(tmp_path: Path, use: str = "") -> subprocess.CompletedProcess:
+    """ROVER_CONTROLLER run on Rover.proto (``use``: its USE line), recorded in out.csv."""
+    (tmp_path / "Rover.proto").write_text(ROVER)
+    (tmp_path / "RoverCamera.proto").write_text(ROVER_CAMERA)
+    script = tmp_path / "rover.py"
+    script.write_text(textwrap.dedent(ROVER_CONTROLLER).replace("USE", use))
+    return subprocess.run([sys.executable, "-m", "servo_sim.cli", "controller", "rover.py",
+                           "Rover.proto", "--csv", "out.csv"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=120)
+
+
+def test_a_jetbot_that_fetches_its_display_and_never_uses_it_runs_as_in_webots(tmp_path):
+    """Issue 52, jetbot_proto: the controller runs to its end, its wheels as the same
+    commands through the Python API give them, to the last bit."""
+    from servo_sim.webots.world import load_world
+
+    r = rover(tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["display camera"]
+    assert "not simulated" not in r.stderr and "Traceback" not in r.stderr
+    config = load_world(tmp_path / "Rover.proto").config
+    assert config.basic_time_step_ms == 32  # Webots' default: 512 ms = 16 steps, 480 = 15
+
+    def drive(left, right):
+        def act(sim):
+            sim.motor("left wheel").set_velocity(left)
+            sim.motor("right wheel").set_velocity(right)
+        return act
+
+    def start(sim):
+        sim.motor("left wheel").set_position(math.inf)
+        sim.motor("right wheel").set_position(math.inf)
+        drive(4, 4)(sim)
+
+    header, rows, _ = expected(config, 62, {0: start, 16: drive(0, 0), 31: drive(-3, 3),
+                                            47: drive(0, 0)})
+    assert read_csv(tmp_path / "out.csv") == (header, rows)
+    # the motion, by hand: forward at 4 rad/s, stopped, turning at -3 and +3, stopped
+    velocity = {name: header.index(f"{name} wheel.velocity") for name in ("left", "right")}
+    for k, left, right in ((16, 4, 4), (31, 0, 0), (47, -3, 3), (62, 0, 0)):
+        assert rows[k][velocity["left"]] == pytest.approx(left, abs=1e-6)
+        assert rows[k][velocity["right"]] == pytest.approx(right, abs=1e-6)
+
+
+@pytest.mark.parametrize("use, device, what, call", [
+    ("robot.display.setColor(0xFFFFFF)", "display", "Display, line 36", "setColor"),
+    ("robot.camera.enable(32)", "camera", "Camera, RoverCamera.proto, line 8", "enable"),
+])
+def test_the_first_use_of_a_device_not_simulated_raises_naming_it(tmp_path, use, device,
+                                                                   what, call):
+    r = rover(tmp_path, use)
+    assert r.returncode == 1
+    assert r.stdout.splitlines() == ["display camera"]
+    last = r.stderr.strip().splitlines()
+    assert last[-1] == (
+        f'servo_sim.webots.api.NotSimulatedError: servo-sim controller: device "{device}" '
+        f"({what}) is in the world but not simulated, so its {call} cannot run: servo_sim "
+        "simulates the motors of joints, their position sensors and brakes, and passive "
+        "joints' sensors and brakes")
+    frame = max(i for i, line in enumerate(last) if line.lstrip().startswith("File "))
+    assert "rover.py" in last[frame] and last[frame + 1].strip() == use  # the use's line
+    assert len((tmp_path / "out.csv").read_text().splitlines()) == 2  # no step ran
+
+
 # --------------------------------------------------------------------------- in-process
 
 
@@ -708,6 +870,50 @@ def test_a_device_built_by_an_unknown_name_is_a_value_error(capsys):
                 make("nope")
         assert robot.getDevice("nope") is None  # Webots' message, None
     assert capsys.readouterr().err == 'Device "nope" was not found on robot "robot"\n'
+
+
+#: What the world says of the devices it has and servo_sim does not simulate.
+UNSIMULATED = {"display": "Display, line 221",
+               "camera": "Camera, JetBotRaspberryPiCamera.proto, line 51"}
+
+
+def not_simulated(name: str, use: str) -> str:
+    """The message of a first use, written out by hand."""
+    return (f'servo-sim controller: device "{name}" ({UNSIMULATED[name]}) is in the world '
+            f"but not simulated, so its {use} cannot run: servo_sim simulates the motors "
+            "of joints, their position sensors and brakes, and passive joints' sensors "
+            "and brakes")
+
+
+def test_a_device_not_simulated_is_a_handle_that_raises_where_it_is_used(capsys):
+    """Issue 52 (JetBot's jetbot.py fetches its display and never uses it): getDevice
+    gives a handle, as Webots does for a device the robot has; its name answers, its
+    first use raises the message naming the device, its type, line and the call."""
+    with in_process(unsimulated=UNSIMULATED) as (api, session):
+        robot = api.Robot()
+        display = robot.getDevice("display")
+        camera = robot.getMotor("camera")  # the deprecated getter: the same handle
+        assert display is not None and camera is not None
+        assert display is robot.getDevice("display") and camera is robot.getDevice("camera")
+        assert isinstance(display, api.Device)
+        assert (display.getName(), display.name, camera.getName()) == ("display", "display",
+                                                                      "camera")
+        assert repr(display) == "<NotSimulatedDevice 'display'>"
+        uses = [(display, "setColor", lambda d: d.setColor(0xFFFFFF)),
+                (display, "width", lambda d: d.width),
+                (display, "getNodeType", lambda d: d.getNodeType()),
+                (camera, "enable", lambda d: d.enable(32))]
+        for device, use, call in uses:
+            with pytest.raises(api.NotSimulatedError) as e:
+                call(device)
+            assert str(e.value) == not_simulated(device.name, use)
+        assert issubclass(api.NotSimulatedError, NotImplementedError)
+        # the robot's own devices are as before, and nothing ran
+        assert robot.getDevice("arm").getName() == "arm"
+        assert robot.getNumberOfDevices() == 5 and session.time_ms == 0
+    err = capsys.readouterr().err
+    assert err == "DEPRECATION: Robot.getMotor is deprecated, please use Robot.getDevice " \
+                  "instead.\n"  # no "not found" line: the devices are there
 
 
 def test_node_types_are_the_numbers_of_the_current_webots_header():

@@ -182,14 +182,15 @@ def test_a_robot_proto_not_found_is_one_error_naming_it_the_url_and_where(tmp_pa
     with pytest.raises(ConfigError) as e:
         load_world(path, home)
     assert str(e.value) == (
-        f"{path}: cannot find PROTO MyArm (line 2): EXTERNPROTO \"{URLS[0]}\" (line 1): "
+        f"{path}: cannot find the robot's PROTO MyArm (line 2): EXTERNPROTO \"{URLS[0]}\" "
+        "(line 1): "
         f"looked in {home}/projects/robots/acme/protos/MyArm.proto (--webots-home): no "
         "such file; give --webots-home DIR or set WEBOTS_HOME to a Webots installation")
 
 
 @pytest.mark.parametrize("url, why", [
     ("https://example.com/MyArm.proto", "not a Webots library URL, and servo_sim never "
-     "downloads: save the file and declare it by its path"),
+     "downloads; save the file and declare it by its path"),
     ("protos/MyArm.proto", "looked in {dir}/protos/MyArm.proto: no such file"),
 ])
 def test_other_urls_and_missing_files_are_one_error(tmp_path, url, why):
@@ -448,9 +449,9 @@ robot.getDevice("ds0").enable(32)
     assert r.returncode == 1
     assert r.stderr.strip().splitlines()[-1] == (
         "servo_sim.webots.api.NotSimulatedError: servo-sim controller: device \"ds0\" "
-        "(DistanceSensor, line 22) is in the world but not simulated: servo_sim simulates "
-        "the motors of joints, their position sensors and brakes, and passive joints' "
-        "sensors and brakes")
+        "(DistanceSensor, line 22) is in the world but not simulated, so its enable cannot "
+        "run: servo_sim simulates the motors of joints, their position sensors and brakes, "
+        "and passive joints' sensors and brakes")
     check = subprocess.run([sys.executable, "-m", "servo_sim.cli", "check", "p.wbt"],
                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert check.stdout.splitlines() == [
@@ -459,5 +460,228 @@ robot.getDevice("ds0").enable(32)
         "  m: rotational, max velocity 10, max force 10, PID (10.0, 0.0, 0.0), no "
         "position sensor",
         "  s: rotational, passive joint (no motor), position sensor 's'",
-        "  not simulated (getDevice raises): 'ds0' (DistanceSensor, line 22), 'led' "
+        "  not simulated (a handle that raises when used): 'ds0' (DistanceSensor, line 22), 'led' "
         "(LED, line 25)"]
+
+
+# --------------------------------------------------------------------------- issue 52
+
+
+def test_an_old_world_finds_its_projects_protos_from_any_working_directory(tmp_path,
+                                                                           monkeypatch):
+    """Issue 52: ``cd worlds && servo-sim check scara.wbt`` looked for the project's
+    protos in worlds/protos (the parent of the relative path before resolving it)."""
+    write(tmp_path / "protos" / "Scara.proto", R2022B_ROBOT)
+    write(tmp_path / "worlds" / "scara.wbt", R2022B_WORLD)
+    home = tmp_path / "webots"
+    write(home / "projects" / "objects" / "screws" / "protos" / "CapScrew.proto", CAP_SCREW)
+    for cwd, given in ((tmp_path / "worlds", "scara.wbt"), (tmp_path, "worlds/scara.wbt"),
+                       (tmp_path / "protos", "../worlds/scara.wbt")):
+        monkeypatch.chdir(cwd)
+        world = load_world(given, home)
+        assert [m.name for m in world.config.motors] == ["joint 1", "screw"], given
+        r = subprocess.run([sys.executable, "-m", "servo_sim.cli", "check", given,
+                            "--webots-home", str(home)], capture_output=True, text=True,
+                           timeout=120, cwd=cwd)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.splitlines()[0] == (f"{given}: OK, robot 'scara', 2 motor(s), "
+                                            "dynamic physics, dt = 8 ms")
+    # not there: the folders it looked in are the project's, said in full
+    (tmp_path / "protos" / "Scara.proto").unlink()
+    monkeypatch.chdir(tmp_path / "worlds")
+    with pytest.raises(ConfigError) as e:
+        load_world("scara.wbt", home)
+    assert str(e.value) == (
+        "scara.wbt: cannot find PROTO Scara (line 5): a file before Webots R2023a names its "
+        f"PROTOs without EXTERNPROTO: not in {tmp_path}/worlds or {tmp_path}/protos or "
+        f"{home}/projects (--webots-home)")
+
+
+#: A world as jetbot.wbt: the background and objects from Webots' library, a Laptop
+#: (a Robot PROTO with no controller) and the robot, last, from the robots library.
+LIBRARY_ROBOT_WORLD = """\
+#VRML_SIM R2023b utf8
+EXTERNPROTO "webots://projects/objects/backgrounds/protos/TexturedBackground.proto"
+EXTERNPROTO "webots://projects/objects/floors/protos/RectangleArena.proto"
+EXTERNPROTO "webots://projects/objects/computers/protos/Laptop.proto"
+EXTERNPROTO "webots://projects/robots/acme/protos/MyArm.proto"
+EXTERNPROTO "../protos/Crate.proto"
+TexturedBackground {
+}
+RectangleArena {
+}
+Crate {
+}
+Laptop {
+  controller "<none>"
+}
+DEF ARM MyArm {
+  supervisor TRUE
+}
+"""
+
+
+def test_a_world_whose_robot_proto_is_missing_says_what_is_missing_once(tmp_path,
+                                                                         monkeypatch):
+    """Issue 52, jetbot_wbt: one line, the robot's PROTO first with where it was looked
+    for, then the others, grouped by reason, and what to do once."""
+    from servo_sim.webots import protos
+
+    nowhere = tmp_path / "no-webots"
+    monkeypatch.setattr(protos, "DEFAULT_HOMES", (str(nowhere),))
+    path = write(tmp_path / "worlds" / "w.wbt", LIBRARY_ROBOT_WORLD)
+    robot_url = "webots://projects/robots/acme/protos/MyArm.proto"
+    crate = f"Crate (line 11): looked in {tmp_path}/worlds/../protos/Crate.proto: no such file"
+    with pytest.raises(ConfigError) as e:
+        load_world(path)
+    assert str(e.value) == (
+        f"{path}: cannot find the robot's PROTO MyArm (line 16): EXTERNPROTO \"{robot_url}\" "
+        "(line 5): no Webots installation found; not found either: TexturedBackground "
+        "(line 7), RectangleArena (line 9), Laptop (line 13), for the same reason; "
+        f"{crate}; give --webots-home DIR or set WEBOTS_HOME (looked in {nowhere})")
+    # an installation without them: each file looked for is the installation's
+    home = tmp_path / "webots"
+    home.mkdir()
+    with pytest.raises(ConfigError) as e:
+        load_world(path, home)
+    assert str(e.value) == (
+        f"{path}: cannot find the robot's PROTO MyArm (line 16): EXTERNPROTO \"{robot_url}\" "
+        f"(line 5): looked in {home}/projects/robots/acme/protos/MyArm.proto "
+        "(--webots-home): no such file; not found either: TexturedBackground (line 7), "
+        f"RectangleArena (line 9), Laptop (line 13), for the same reason; {crate}; give "
+        "--webots-home DIR or set WEBOTS_HOME to a Webots installation")
+    # the robot's reason alone has a hint: said, at the end
+    pair = (f'EXTERNPROTO "{robot_url}"\nEXTERNPROTO "../protos/Crate.proto"\n'
+            "Crate {\n}\nMyArm {\n}\n")
+    with pytest.raises(ConfigError) as e:
+        load_world(write(path, pair), home)
+    assert str(e.value) == (
+        f"{path}: cannot find the robot's PROTO MyArm (line 5): EXTERNPROTO \"{robot_url}\" "
+        f"(line 1): looked in {home}/projects/robots/acme/protos/MyArm.proto "
+        f"(--webots-home): no such file; not found either: {crate.replace('11', '3')}; "
+        "give --webots-home DIR or set WEBOTS_HOME to a Webots installation")
+    # a robot PROTO of the project's own, known as the robot by its controller field
+    own = LIBRARY_ROBOT_WORLD.replace(robot_url, "../protos/MyArm.proto").replace(
+        "supervisor TRUE", 'controller "arm"')
+    with pytest.raises(ConfigError) as e:
+        load_world(write(path, own))
+    assert str(e.value).startswith(
+        f"{path}: cannot find the robot's PROTO MyArm (line 16): EXTERNPROTO "
+        f"\"../protos/MyArm.proto\" (line 5): looked in {tmp_path}/worlds/../protos/"
+        "MyArm.proto: no such file; not found either: TexturedBackground (line 7), "
+        "RectangleArena (line 9), Laptop (line 13): no Webots installation found; "
+        f"{crate}; give --webots-home")
+    # nothing that says which is the robot: in the file's order, each reason once
+    anonymous = own.replace('  controller "arm"\n', "")
+    with pytest.raises(ConfigError) as e:
+        load_world(write(path, anonymous))
+    assert str(e.value) == (
+        f"{path}: cannot find PROTOs TexturedBackground (line 7), RectangleArena (line 9), "
+        f"Laptop (line 13): no Webots installation found; {crate}; MyArm (line 16): "
+        f"looked in {tmp_path}/worlds/../protos/MyArm.proto: no such file; give "
+        f"--webots-home DIR or set WEBOTS_HOME (looked in {nowhere})")
+
+
+#: A robot PROTO as JetBot's: a chassis drawn by a template branch on a field, the
+#: other branch (not taken with the default) holding a library PROTO and a PROTO of its
+#: own that holds another; a library PROTO outside any branch; a loop, which is no
+#: branch. In JavaScript and in Lua (before R2022b) templates.
+TEMPLATED = {
+    "javascript": ("%< if (fields.chassis.value) { >%", "%< } else { >%", "%< } >%",
+                   "%< for (let i = 0; i < 2; ++i) { >%", "%< } >%"),
+    "lua": ("%{ if fields.chassis.value then }%", "%{ else }%", "%{ end }%",
+            "%{ for i = 0, 1 do }%", "%{ end }%"),
+}
+TEMPLATED_PROTO = """\
+#VRML_SIM R2023b utf8
+# template language: LANGUAGE
+EXTERNPROTO "Part.proto"
+EXTERNPROTO "webots://projects/devices/nvidia/protos/JetsonNano.proto"
+EXTERNPROTO "webots://projects/objects/solids/protos/SolidRoundedBox.proto"
+EXTERNPROTO "webots://projects/objects/factory/fasteners/protos/Screw.proto"
+PROTO Bot [
+  field SFBool chassis TRUE
+]
+{
+  Robot {
+    children [
+      IF
+      Transform {
+      }
+      ELSE
+      SolidRoundedBox {
+        name "chassis plate"
+      }
+      Part {
+      }
+      END
+      LOOP
+      Screw {
+      }
+      LOOP_END
+      JetsonNano {
+      }
+      HingeJoint {
+        device [
+          RotationalMotor {
+            name "wheel"
+          }
+        ]
+      }
+    ]
+  }
+}
+"""
+PART_PROTO = """\
+#VRML_SIM R2023b utf8
+EXTERNPROTO "webots://projects/objects/gears/protos/Gear.proto"
+PROTO Part [
+]
+{
+  Solid {
+    children [
+      Gear {
+      }
+    ]
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("language", TEMPLATED)
+def test_a_proto_left_out_in_a_template_branch_is_said_to_be_in_one(tmp_path, caplog,
+                                                                     language):
+    """Issue 52: JetBot.proto's SolidRoundedBox sits in the branch Webots does not take
+    by default; servo_sim does not evaluate templates, so it says so, and says each
+    reason once in its one warning."""
+    from servo_sim.webots import protos
+
+    nowhere = tmp_path / "no-webots"
+    text = TEMPLATED_PROTO.replace("LANGUAGE", language)
+    for mark, statement in zip(("IF", "ELSE", "END", "LOOP", "LOOP_END"),
+                               TEMPLATED[language], strict=True):
+        text = text.replace(f"      {mark}\n", f"      {statement}\n", 1)
+    path = write(tmp_path / "Bot.proto", text)
+    write(tmp_path / "Part.proto", PART_PROTO)
+    with pytest.MonkeyPatch.context() as m, caplog.at_level(logging.WARNING, "servo_sim"):
+        m.setattr(protos, "DEFAULT_HOMES", (str(nowhere),))
+        world = load_world(path)
+    assert [m.name for m in world.config.motors] == ["wheel"]
+    branch = "in the template branch of line 16, which may not be taken"
+    assert world.unread == {  # the Gear in the Part in the branch: in the branch too
+        "SolidRoundedBox": f"SolidRoundedBox (line 17, {branch})",
+        "Gear": f"Gear (Part.proto, line 8, {branch})",
+        "Screw": "Screw (line 24)", "JetsonNano": "JetsonNano (line 27)"}
+    assert caplog.records[0].getMessage() == (
+        f"{path}: left out PROTOs SolidRoundedBox (line 17, {branch}), Gear (Part.proto, "
+        f"line 8, {branch}), Screw (line 24), JetsonNano (line 27): no Webots installation "
+        f"found; give --webots-home DIR or set WEBOTS_HOME (looked in {nowhere}); the "
+        "devices and joints they may hold are not simulated")
+    # the same PROTO outside a branch too: it is there, whichever branch is taken
+    caplog.clear()
+    write(path, text.replace("      Screw {", "      SolidRoundedBox {\n      }\n"
+                                             "      Screw {"))
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(protos, "DEFAULT_HOMES", (str(nowhere),))
+        world = load_world(path)
+    assert world.unread["SolidRoundedBox"] == "SolidRoundedBox (line 24)"

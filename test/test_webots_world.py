@@ -622,7 +622,7 @@ def test_check_prints_the_motors_found(tmp_path, webots_home):
                        "0.0), no position sensor"
     assert lines[4].startswith("  grip::a: linear, max velocity 0.1, max force 20, ")
     assert lines[4].endswith("coupled with grip::a, grip::b, no position sensor")
-    assert lines[7] == "  not simulated (getDevice raises): 'LDS-01' (Lidar, " \
+    assert lines[7] == "  not simulated (a handle that raises when used): 'LDS-01' (Lidar, " \
                        "RobotisLds01.proto, line 6)"
     assert "PROTOs not found, outside the robot, left out: TexturedBackground" in r.stderr
 

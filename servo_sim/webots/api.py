@@ -384,6 +384,30 @@ class Brake(_JointDevice):
     getPositionSensor = _getter("position_sensor", "getPositionSensor")
 
 
+class NotSimulatedDevice(Device):
+    """A device the world has and servo_sim does not simulate (a ``Display``, a
+    ``Camera``, a motor outside a joint...): what ``getDevice`` returns for it, as Webots
+    returns the device. Its name answers; any other use raises :class:`NotSimulatedError`
+    naming the device, its Webots type and line, and the use."""
+
+    def __init__(self, name: str, what: str) -> None:  # not Device's: no DeviceSpec
+        self._name = name
+        self._what = what  #: its Webots type and where, e.g. "Display, line 221"
+
+    def __getattribute__(self, attribute: str) -> Any:
+        if attribute.startswith("_") or attribute in ("name", "getName"):
+            return object.__getattribute__(self, attribute)
+        raise NotSimulatedError(
+            f'servo-sim controller: device "{self._name}" ({self._what}) is in the world '
+            f"but not simulated, so its {attribute} cannot run: servo_sim simulates the "
+            "motors of joints, their position sensors and brakes, and passive joints' "
+            "sensors and brakes")
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+
 _CLASSES: dict[str, type[Device]] = {MOTOR: Motor, POSITION_SENSOR: PositionSensor,
                                      BRAKE: Brake}
 _instances: dict[str, Device] = {}
@@ -476,11 +500,10 @@ class Robot:
         """The device called ``name`` (Webots' name, spaces and ``::`` included)."""
         device = self.devices.get(name)
         if device is None and name in self._session.unsimulated:
-            raise NotSimulatedError(
-                f'servo-sim controller: device "{name}" ({self._session.unsimulated[name]})'
-                " is in the world but not simulated: servo_sim simulates the motors of "
-                "joints, their position sensors and brakes, and passive joints' sensors "
-                "and brakes")
+            # in the world, not simulated: a handle, as Webots gives; its use raises
+            if name not in _instances:
+                _instances[name] = NotSimulatedDevice(name, self._session.unsimulated[name])
+            return _instances[name]
         if device is None:
             _error(f'Device "{name}" was not found on robot "{self.name}"'
                    + self._session.unread_hint())
@@ -622,7 +645,8 @@ def activate(session: Session | None) -> None:
 
 
 class NotSimulatedError(NotImplementedError):
-    """``getDevice`` of a device the world has and servo_sim does not simulate."""
+    """The use of a device the world has and servo_sim does not simulate (its
+    :class:`NotSimulatedDevice`)."""
 
 
 def not_provided(name: str) -> str:

@@ -12,7 +12,11 @@ library, never the network.
 
 Files written before Webots R2023a declare nothing: Webots found a PROTO by its name.
 :func:`by_name` does the same, in the file's own folder, its project's ``protos`` folder
-and the Webots installation's ``projects`` tree.
+(both from the file's absolute path, whatever the working directory) and the Webots
+installation's ``projects`` tree.
+
+A PROTO not found is a :class:`NotFound`: where it was looked for, and what to do, kept
+apart so that a message about many PROTOs says the hint once.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 WEBOTS_SCHEME = "webots://"
@@ -40,8 +45,30 @@ def webots_homes(webots_home: str | Path | None = None) -> tuple[list[Path], str
     return found, "no --webots-home or WEBOTS_HOME; Webots' usual places"
 
 
+@dataclass(frozen=True)
+class NotFound:
+    """Why a PROTO file is not there."""
+
+    #: what was looked at for this PROTO, e.g. ``looked in /x/A.proto (--webots-home): no
+    #: such file``
+    detail: str
+    #: what to do about it (said once in a message naming several PROTOs)
+    hint: str = ""
+    #: what PROTOs not found for the same reason share, e.g. ``not in /x (--webots-home)``
+    #: ("": the detail, which is then this PROTO's own)
+    common: str = ""
+
+    @property
+    def shared(self) -> str:
+        """The reason, said once for every PROTO not found for it."""
+        return self.common or self.detail
+
+    def __str__(self) -> str:
+        return self.detail + (f"; {self.hint}" if self.hint else "")
+
+
 def locate(url: str, declared_in: Path, webots_home: str | Path | None = None
-           ) -> Path | str:
+           ) -> Path | NotFound:
     """The PROTO file ``url`` (declared in ``declared_in``) names, or why there is none:
     where it looked, and what to do."""
     raw = _RAW.match(url)
@@ -53,15 +80,24 @@ def locate(url: str, declared_in: Path, webots_home: str | Path | None = None
             if (home / library).is_file():
                 return home / library
         if not homes:
-            return ("no Webots installation found: give --webots-home DIR or set "
-                    f"WEBOTS_HOME (looked in {', '.join(DEFAULT_HOMES)})")
-        return (f"looked in {', '.join(str(h / library) for h in homes)} ({how}): no such "
-                "file; give --webots-home DIR or set WEBOTS_HOME to a Webots installation")
+            return _no_home()
+        return NotFound(f"looked in {', '.join(str(h / library) for h in homes)} ({how}): "
+                        "no such file",
+                        "give --webots-home DIR or set WEBOTS_HOME to a Webots installation",
+                        f"not in {', '.join(str(h) for h in homes)} ({how})")
     if re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", url):
-        return ("not a Webots library URL, and servo_sim never downloads: save the file "
-                "and declare it by its path")
+        return NotFound("not a Webots library URL, and servo_sim never downloads",
+                        "save the file and declare it by its path")
     path = Path(url) if Path(url).is_absolute() else declared_in.parent / url
-    return path if path.is_file() else f"looked in {path}: no such file"
+    return path if path.is_file() else NotFound(f"looked in {path}: no such file")
+
+
+def _no_home() -> NotFound:
+    """No Webots installation to look in (the usual places named: they change with the
+    platform's)."""
+    return NotFound("no Webots installation found",
+                    "give --webots-home DIR or set WEBOTS_HOME (looked in "
+                    f"{', '.join(DEFAULT_HOMES)})")
 
 
 @functools.lru_cache(maxsize=8)
@@ -75,11 +111,13 @@ def _library(home: Path) -> dict[str, Path]:
 
 
 def by_name(name: str, declared_in: Path, webots_home: str | Path | None = None
-            ) -> Path | str:
+            ) -> Path | NotFound:
     """The PROTO file of ``name`` for a file written before R2023a (``declared_in``),
-    found by name as Webots then did, or why there is none."""
-    local = list(dict.fromkeys(p.resolve() for p in (declared_in.parent,
-                                                     declared_in.parent.parent / "protos")))
+    found by name as Webots then did, or why there is none: the file's folder and its
+    project's ``protos`` folder are those of its absolute path (``w.wbt`` given in the
+    project's ``worlds`` folder has its project one level up, not in ``worlds``)."""
+    where = Path(os.path.abspath(declared_in)).parent
+    local = list(dict.fromkeys(p.resolve() for p in (where, where.parent / "protos")))
     for folder in local:
         if (folder / f"{name}.proto").is_file():
             return folder / f"{name}.proto"
@@ -88,9 +126,9 @@ def by_name(name: str, declared_in: Path, webots_home: str | Path | None = None
         if name in _library(home):
             return _library(home)[name]
     looked = " or ".join(str(f) for f in local)
+    old = "a file before Webots R2023a names its PROTOs without EXTERNPROTO: not in "
     if not homes:
-        return (f"a file before Webots R2023a names its PROTOs without EXTERNPROTO: not in "
-                f"{looked}, and no Webots installation found to look in: give "
-                f"--webots-home DIR or set WEBOTS_HOME (looked in {', '.join(DEFAULT_HOMES)})")
-    return (f"a file before Webots R2023a names its PROTOs without EXTERNPROTO: not in "
-            f"{looked} or {', '.join(str(h / 'projects') for h in homes)} ({how})")
+        return NotFound(f"{old}{looked}, and no Webots installation found to look in",
+                        _no_home().hint)
+    return NotFound(f"{old}{looked} or {', '.join(str(h / 'projects') for h in homes)} "
+                    f"({how})")

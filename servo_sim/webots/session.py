@@ -106,7 +106,8 @@ class Session:
         self.end_ms = None if duration is None \
             else steps_to_reach(duration, self.step_ms) * self.step_ms
         self.devices = device_specs(config)
-        #: the world's devices not simulated: name -> Webots type, where (getDevice raises)
+        #: the world's devices not simulated: name -> Webots type, where (getDevice gives
+        #: a handle whose use raises)
         self.unsimulated = dict(unsimulated or {})
         #: PROTOs inside the robot that could not be read: name -> first instance
         self.unread = dict(unread or {})

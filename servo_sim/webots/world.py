@@ -4,7 +4,8 @@ A small reader of Webots' VRML97-style syntax: ``#`` comments, nodes with fields
 ``DEF``/``USE``, ``[ ... ]`` lists, ``PROTO`` definitions (their ``IS`` fields bound
 to an instance's values or the interface defaults) and ``EXTERNPROTO`` lines. Template
 code (``%< ... >%``, and the older ``%{ ... }%``) is not evaluated: statements are
-skipped, and a motor field computed by a template is an error.
+skipped (a node in a branch of an ``if`` is known to be in one), and a motor field
+computed by a template is an error.
 
 What is read (Webots name -> servo_sim config field):
 
@@ -28,11 +29,11 @@ and ``BallJoint`` give one motor per axis (``device``/``device2``/``device3`` wi
 ``PositionSensor`` or ``Brake`` and no motor is a passive joint (``passive: true``).
 PROTOs declared by ``EXTERNPROTO`` are read from where the URL points (:mod:`.protos`),
 the instance's fields over the defaults; in a file before R2023a, by name. One that
-cannot be read is left out with a warning (inside the robot: one per PROTO, its devices
-and joints not simulated; ``strict``: an error), as are motors outside joints (a
-``Propeller``'s or ``Track``'s device: no joint to drive); with no motor left, it is the
-error. The robot's other devices are listed
-(:attr:`World.unsimulated`).
+cannot be read is left out with a warning (inside the robot: one warning for them all,
+their devices and joints not simulated; ``strict``: an error), as are motors outside
+joints (a ``Propeller``'s or ``Track``'s device: no joint to drive); with no motor left,
+it is the error, the robot's own PROTO first. Each reason is said once. The robot's
+other devices are listed (:attr:`World.unsimulated`).
 A bad value raises :class:`ConfigError` naming the file, the node (type, name, line)
 and the field.
 """
@@ -42,7 +43,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ from ..model.config import (
 )
 from ..model.physics import joint_load, rotation_matrix
 from .loads import JOINTS, POSES, SOLIDS, LoadReader, counted, numbers
-from .protos import by_name, locate
+from .protos import NotFound, by_name, locate
 
 log = logging.getLogger("servo_sim")
 
@@ -148,12 +149,19 @@ class Node:
     use: bool = False  #: a ``USE`` of a DEF'd node (a copy: not walked again)
     #: the file that wrote it: its PROTO declarations are the ones its type is looked up in
     scope: _Parser | None = field(default=None, repr=False, compare=False)
+    #: the line of the template statement opening the branch it is written in (an
+    #: ``if``'s or ``else``'s), which Webots may not take; None: in none
+    branch: int | None = field(default=None, compare=False)
 
     @property
     def where(self) -> str:
         """``line N``, or ``File.proto, line N`` for a node of another file."""
+        return self.at(self.line)
+
+    def at(self, line: int) -> str:
+        """``line`` of the file that wrote this node, said as :attr:`where` is."""
         origin = self.scope.origin if self.scope is not None else ""
-        return f"{origin + ', ' if origin else ''}line {self.line}"
+        return f"{origin + ', ' if origin else ''}line {line}"
 
     def label(self, name: str | None = None) -> str:
         named = f" {name!r}" if name else ""
@@ -195,6 +203,66 @@ _INTERFACE_KEYWORDS = {"field", "vrmlField", "hiddenField", "deprecatedField",
                        "unconnectedField"}
 
 
+#: Strings and comments of template code (their braces and words do not count).
+_JS_INERT = re.compile(r"""("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`"""
+                       r"|//[^\n]*|/\*.*?\*/)", re.S)
+_LUA_INERT = re.compile(r"""("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|--[^\n]*)""")
+_JS_BRANCH = re.compile(r"\b(if|else|switch)\b")
+
+
+class _Branches:
+    """The template blocks open where the parser is, from the template statements seen:
+    JavaScript's braces (``%< if (...) { >%``, ``%< } else { >%``, ``%< } >%``) and Lua's
+    words (``%{ if ... then }%``, ``%{ else }%``, ``%{ end }%``). A block opened by
+    ``if``, ``else`` or ``switch`` is a branch, which Webots may not take; a loop's or a
+    function's is not."""
+
+    def __init__(self) -> None:
+        #: per open block, innermost last: the line of the statement that opened the
+        #: branch, or None for a block that is not one
+        self.blocks: list[int | None] = []
+
+    @property
+    def innermost(self) -> int | None:
+        """The line of the innermost branch open (None: in no branch)."""
+        return next((b for b in reversed(self.blocks) if b is not None), None)
+
+    def statement(self, text: str, line: int) -> None:
+        """A template statement at ``line``; expressions (``%<= >%``, ``%{= }%``) and
+        anything else open or close nothing."""
+        if text.startswith("%<") and not text.startswith("%<="):
+            self.javascript(_JS_INERT.sub(" ", text[2:-2]), line)
+        elif text.startswith("%{") and not text.startswith("%{="):
+            self.lua(_LUA_INERT.sub(" ", text[2:-2]), line)
+
+    def javascript(self, code: str, line: int) -> None:
+        start = 0
+        for brace in re.finditer(r"[{}]", code):
+            if brace.group() == "{":
+                before = code[start:brace.start()]
+                self.blocks.append(line if _JS_BRANCH.search(before) else None)
+            elif self.blocks:
+                self.blocks.pop()
+            start = brace.end()
+
+    def lua(self, code: str, line: int) -> None:
+        loops = 0  # for/while whose "do" is still to come
+        for word in re.findall(r"[A-Za-z_]\w*", code):
+            if word == "if":
+                self.blocks.append(line)
+            elif word in ("else", "elseif") and self.blocks and self.blocks[-1] is not None:
+                self.blocks[-1] = line  # the next branch of the same if
+            elif word in ("for", "while"):
+                self.blocks.append(None)
+                loops += 1
+            elif word == "do" and loops:
+                loops -= 1
+            elif word in ("do", "function", "repeat"):
+                self.blocks.append(None)
+            elif word in ("end", "until") and self.blocks:
+                self.blocks.pop()
+
+
 class _Parser:
     def __init__(self, text: str, source: str, origin: str = "") -> None:
         self.source = source
@@ -214,6 +282,7 @@ class _Parser:
             line += match.group().count("\n")
             pos = match.end()
         self.i = 0
+        self.branches = _Branches()
         self.defs: dict[str, Node] = {}
         self.protos: dict[str, Proto] = {}
         #: PROTO name -> (URL, line) of the file's EXTERNPROTO declarations
@@ -247,9 +316,10 @@ class _Parser:
     def parse_file(self) -> list[Any]:
         nodes: list[Any] = []
         while (token := self.peek()) is not None:
-            kind, text, _ = token
+            kind, text, line = token
             if kind == "template":
                 self.i += 1
+                self.branches.statement(text, line)
             elif text in ("EXTERNPROTO", "IMPORTABLE"):
                 self.take()
                 if text == "IMPORTABLE":
@@ -271,6 +341,7 @@ class _Parser:
         while self.peek() is not None and not self.at("]"):
             kind, text, line = self.take()
             if kind == "template":
+                self.branches.statement(text, line)
                 continue
             if text not in _INTERFACE_KEYWORDS:
                 raise self.error(f"PROTO {name}: expected a field declaration, found "
@@ -290,6 +361,7 @@ class _Parser:
         while (token := self.peek()) is not None and token[1] != closing:
             if token[0] == "template":
                 self.i += 1
+                self.branches.statement(token[1], token[2])
             else:
                 items.append(parse())
         self.take(closing)
@@ -314,6 +386,7 @@ class _Parser:
 
     def parse_node(self, type_name: str, line: int) -> Node:
         self.take("{")
+        branch = self.branches.innermost
         fields: dict[str, Any] = {}
         while True:
             token = self.peek()
@@ -323,9 +396,10 @@ class _Parser:
             kind, text, field_line = token
             if text == "}":
                 self.i += 1
-                return Node(type_name, fields, line, scope=self)
+                return Node(type_name, fields, line, scope=self, branch=branch)
             self.i += 1
             if kind == "template":
+                self.branches.statement(text, field_line)
                 continue
             if kind != "word":
                 raise self.error(f"{type_name}: expected a field name, found {text!r}",
@@ -339,6 +413,7 @@ class _Parser:
     def parse_value(self) -> Any:
         kind, text, line = self.take(what="a value")
         if kind == "template":
+            self.branches.statement(text, line)
             return Template(text)
         if kind == "string":
             return _unquote(text)
@@ -401,14 +476,56 @@ class World:
 class _Unresolved:
     """A PROTO instance whose PROTO cannot be found, and why."""
 
-    label: str  #: the first instance
+    label: str  #: the first instance (outside a template branch, if there is one)
     declared: str  #: its EXTERNPROTO line ("" if none)
-    why: str  #: where it was looked for, and what to do
+    why: NotFound  #: where it was looked for, and what to do
     in_robot: bool  #: inside a Robot: it may hold the robot's devices
+    #: in a template branch (which Webots may not take): another instance outside one
+    #: takes its place
+    in_branch: bool = False
+    #: outside any Robot, and its URL (Webots' robots library) or its fields (a
+    #: controller) say it is a robot: the robot, when the file has no other
+    robot: bool = False
 
     @property
     def text(self) -> str:
-        return f"{self.label}: {self.declared + ': ' if self.declared else ''}{self.why}"
+        return f"{self.head}: {self.why}"
+
+    @property
+    def head(self) -> str:
+        """The instance and its EXTERNPROTO line."""
+        return f"{self.label}{': ' + self.declared if self.declared else ''}"
+
+
+def _missing(unresolved: list[_Unresolved], same_as: _Unresolved | None = None) -> str:
+    """PROTO instances not found, each reason said once and what to do at the end, once:
+    ``A (line 3), B (line 9): not in /x (--webots-home); C (line 12): looked in
+    /p/C.proto: no such file; give ...``; the only one of the message with its EXTERNPROTO
+    line. Those not found for the reason of ``same_as`` (named before them): "for the
+    same reason"."""
+    groups: dict[str, list[_Unresolved]] = {}
+    for u in unresolved:
+        groups.setdefault(u.why.shared, []).append(u)
+    parts = []
+    for shared, group in groups.items():
+        labels = ", ".join(u.label for u in group)
+        if same_as is not None and shared == same_as.why.shared:
+            parts.append(f"{labels}, for the same reason")
+        elif same_as is None and len(unresolved) == 1:
+            parts.append(f"{group[0].head}: {group[0].why.detail}")
+        else:
+            parts.append(f"{labels}: {group[0].why.detail if len(group) == 1 else shared}")
+    hints = [u.why.hint for u in ([same_as] if same_as else []) + unresolved if u.why.hint]
+    return "; ".join(parts + list(dict.fromkeys(hints)))
+
+
+def _a_robot(node: Node, url: str) -> bool:
+    """Whether a PROTO instance that cannot be read looks like a robot: its PROTO is in
+    Webots' robots library, or the instance sets a robot's controller fields (a
+    ``controller`` other than ``"<none>"``, ``supervisor``, ``synchronization``)."""
+    controller = node.fields.get("controller")
+    return "/robots/" in url or (isinstance(controller, str) and controller != "<none>") \
+        or "supervisor" in node.fields or "synchronization" in node.fields
 
 
 class _Importer:
@@ -422,9 +539,12 @@ class _Importer:
         self.legacy = legacy
         self.source = source
         self.webots_home = webots_home
-        self.files: dict[Path, _Parser | str] = {}  # PROTO files read (or why not)
+        self.files: dict[Path, _Parser | NotFound] = {}  # PROTO files read (or why not)
         self.unresolved: dict[str, _Unresolved] = {}  # by PROTO name, the first instance
         self.in_robot = 0  # depth of Robot nodes around the node being visited
+        #: the template branches around the node being visited (where each begins): a
+        #: PROTO instance in one, and what it expands to, may not be there
+        self.branches: list[str] = []
         self.motors: list[dict[str, Any]] = []
         self.basic_time_step: int | None = None
         #: (name, battery, motors before it, its node)
@@ -468,8 +588,8 @@ class _Importer:
         if isinstance(value, list):
             return [self.bind(v, env) for v in value]
         if isinstance(value, Node) and env:  # no env (a world's top): no IS to replace
-            return Node(value.type, {k: self.bind(v, env) for k, v in value.fields.items()},
-                        value.line, value.use, value.scope)
+            return replace(value, fields={k: self.bind(v, env)
+                                          for k, v in value.fields.items()})
         return value
 
     # ---------------------------------------------------------------- PROTOs
@@ -484,18 +604,18 @@ class _Importer:
         if node.type in BASE_NODES:
             return None
         declared = scope.externs.get(node.type)
-        where = ""
+        where, url = "", ""
         if declared is None and scope.by_name:
             found = by_name(node.type, Path(scope.source), self.webots_home)
-            if not isinstance(found, str):
+            if isinstance(found, Path):
                 found = self.read_proto(found)
             if isinstance(found, _Parser) and node.type in found.protos:
                 return found.protos[node.type]
-            why = found if isinstance(found, str) else \
-                f"{found.source} defines no PROTO {node.type}"
+            why = found if isinstance(found, NotFound) else \
+                NotFound(f"{found.source} defines no PROTO {node.type}")
         elif declared is None:
-            why = ("neither a Webots node nor a PROTO declared by an EXTERNPROTO or "
-                   f"defined in {scope.origin or scope.source}")
+            why = NotFound("neither a Webots node nor a PROTO declared by an EXTERNPROTO or "
+                           f"defined in {scope.origin or scope.source}")
         else:
             url, line = declared
             found = self.proto_file(url, Path(scope.source))
@@ -503,26 +623,39 @@ class _Importer:
                 return found.protos[node.type]
             where = f'EXTERNPROTO "{url}" ({scope.origin + ", " if scope.origin else ""}' \
                     f"line {line})"
-            why = found if isinstance(found, str) else \
-                f"{found.source} defines no PROTO {node.type}"
-        if node.type not in self.unresolved:
-            self.unresolved[node.type] = _Unresolved(node.label(), where, why,
-                                                     self.in_robot > 0)
+            why = found if isinstance(found, NotFound) else \
+                NotFound(f"{found.source} defines no PROTO {node.type}")
+        self.not_found(node, where, why, url)
         return None
 
-    def proto_file(self, url: str, declared_in: Path) -> _Parser | str:
+    def not_found(self, node: Node, where: str, why: NotFound, url: str) -> None:
+        """Record ``node``, an instance of a PROTO not found: the first of its PROTO's,
+        unless that one is in a template branch and this one is not."""
+        branch = f"line {node.branch}" if node.branch is not None else \
+            self.branches[-1] if self.branches else None  # its own is in its file
+        first = self.unresolved.get(node.type)
+        if first is not None and (branch is not None or not first.in_branch):
+            return
+        label = node.label() if branch is None else \
+            f"{node.type} ({node.where}, in the template branch of {branch}, which may not " \
+            "be taken)"
+        self.unresolved[node.type] = _Unresolved(
+            label, where, why, self.in_robot > 0, branch is not None,
+            self.in_robot == 0 and _a_robot(node, url))
+
+    def proto_file(self, url: str, declared_in: Path) -> _Parser | NotFound:
         """The PROTO file ``url`` names, read (once), or why it cannot be."""
         found = locate(url, declared_in, self.webots_home)
-        return found if isinstance(found, str) else self.read_proto(found)
+        return found if isinstance(found, NotFound) else self.read_proto(found)
 
-    def read_proto(self, found: Path) -> _Parser | str:
+    def read_proto(self, found: Path) -> _Parser | NotFound:
         """The PROTO file ``found``, read (once), or why it cannot be."""
         key = found.resolve()
         if key not in self.files:
             try:
                 text = found.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                self.files[key] = _cannot_read(found, exc)
+                self.files[key] = NotFound(_cannot_read(found, exc))
             else:
                 parser = _Parser(text, str(found), found.name)
                 self.files[key] = parser  # before parsing: a file naming itself is found
@@ -562,6 +695,9 @@ class _Importer:
             return
         if expanded[0] is not node:
             holder = holder or node
+        branches = [n.at(n.branch) for n in (node, expanded[0])[:1 + (expanded[0] is not node)]
+                    if n.branch is not None]  # the instance's, and its PROTO body's
+        self.branches.extend(branches)
         node, env = expanded
         if node.type in _MOTORS:  # a joint's motors are read by joint(), not visited
             where = holder or node
@@ -598,6 +734,7 @@ class _Importer:
             self.walk(value, env, node)
         self.frame = parent
         self.in_robot -= node.type == "Robot"
+        del self.branches[len(self.branches) - len(branches):]
 
     def world_info(self, node: Node, env: dict[str, Any]) -> None:
         value = self.field(node, "basicTimeStep", env, float(WEBOTS_BASIC_TIME_STEP))
@@ -742,16 +879,19 @@ class _Importer:
             for proto in self.parser.protos.values():
                 for item in proto.body:
                     self.walk(item, dict(proto.defaults))
-        blocking = [u.text for u in self.unresolved.values()
+        blocking = [u for u in self.unresolved.values()
                     if not self.motors or (self.strict and u.in_robot)]
         if blocking:
-            raise ConfigError(f"{self.source}: cannot find PROTO " + "; ".join(blocking)
+            raise ConfigError(f"{self.source}: {self.cannot_find(blocking)}"
                               + (" (--strict-protos: a robot's PROTOs may hold its devices "
                                  "and joints, none is left out)" if self.motors else ""))
         unread = {name: u.label for name, u in self.unresolved.items() if u.in_robot}
-        for name in unread:
-            log.warning("%s: left out PROTO %s; the devices and joints it may hold are not "
-                        "simulated", self.source, self.unresolved[name].text)
+        if unread:
+            several = len(unread) > 1
+            log.warning("%s: left out PROTO%s %s; the devices and joints %s may hold are "
+                        "not simulated", self.source, "s" if several else "",
+                        _missing([u for u in self.unresolved.values() if u.in_robot]),
+                        "they" if several else "it")
         left_out = self.left_out()
         if not self.motors:
             raise ConfigError(f"{self.source}: no RotationalMotor or LinearMotor in a joint's "
@@ -782,6 +922,21 @@ class _Importer:
         return World(config, robot_name, str(path),
                      [u.text for u in self.unresolved.values()], unread, self.outside,
                      self.unsimulated)
+
+    def cannot_find(self, blocking: list[_Unresolved]) -> str:
+        """The error of PROTOs not found that stop the load: with no motor, the robot's
+        own PROTO first (if one looks like a robot: :func:`_a_robot`), then the others;
+        each reason, and what to do, said once."""
+        robot = None if self.motors else next((u for u in blocking if u.robot), None)
+        if robot is None:
+            return f"cannot find PROTO{'s' if len(blocking) > 1 else ''} {_missing(blocking)}"
+        others = [u for u in blocking if u is not robot]
+        text = f"cannot find the robot's PROTO {robot.head}: {robot.why.detail}"
+        if others:
+            text += "; not found either: " + _missing(others, same_as=robot)
+        elif robot.why.hint:
+            text += f"; {robot.why.hint}"
+        return text
 
     def loads(self) -> None:
         """Each joint motor's ``inertia`` and gravity ``load`` from the Physics of what
@@ -846,8 +1001,7 @@ class _Importer:
         found = [u for u in self.unresolved.values() if not u.in_robot]
         if found:
             parts.append("PROTOs not found, outside the robot, left out: "
-                         + ", ".join(u.label for u in found) + ": "
-                         + "; ".join(dict.fromkeys(u.why for u in found)))
+                         + _missing([replace(u, declared="") for u in found]))
         if self.outside:
             parts.append("motors outside joints are not imported: " + ", ".join(self.outside))
         return "; ".join(parts)
