@@ -84,6 +84,20 @@ def test_a_run_takes_jobs_until_its_slice_has_passed_then_yields():
     assert builder.run(1.0)  # nothing left: still done
 
 
+def test_the_run_that_runs_the_last_job_says_the_table_is_done():
+    """Past its slice after the last job, the run still says done: the node logs the
+    table complete as its last entry is made, not a table period later (a client that saw
+    the last entry and stopped the node lost that line on a loaded machine)."""
+    clock = Clock()
+
+    def job():
+        clock.now += 0.01  # each job alone outlasts the slice
+
+    builder = TableBuilder((("services", job) for _ in range(2)), clock=clock)
+    assert not builder.run(0.001) and builder.created == 1
+    assert builder.run(0.001) and builder.done and builder.created == 2
+
+
 @given(st.lists(st.floats(0.0, 0.05), max_size=60), st.floats(0.001, 0.02))
 def test_every_job_runs_once_in_order_and_no_run_overstays_by_more_than_one_job(takes, slice_s):
     clock, ran = Clock(), []
