@@ -21,7 +21,7 @@ from servo_sim.identification.fit import (
     read_recording,
     write_recording,
 )
-from servo_sim.identification.recorder import record
+from servo_sim.identification.recorder import RecordError, record
 from servo_sim.model import load_config, parse_config
 
 #: the recorded servo's load, off the fit's coarse grid (0.5x..4x inertia; 0, 0.01, 0.03,
@@ -59,7 +59,19 @@ class ServoClock:
 
 def _record_sts3215(**clock) -> Recording:
     """The hidden load on an emulated STS3215 (P Coefficient 8), recorded through the
-    Feetech SDK."""
+    Feetech SDK; recorded again (at most 3 times in all) where both tries of a cycle's
+    read were lost (a busy machine starving the emulator: ``[TxRxResult]`` in the error),
+    as the recording is then cut short, not a figure to fit."""
+    for _ in range(2):
+        try:
+            return _record_sts3215_once(**clock)
+        except RecordError as exc:
+            if "[TxRxResult]" not in str(exc):
+                raise
+    return _record_sts3215_once(**clock)
+
+
+def _record_sts3215_once(**clock) -> Recording:
     with sts_emulator.EmulatorProcess([1], realtime=True, servo="STS3215-7.4V",
                                       fields=HIDDEN_FIELDS, stepped=bool(clock)) as bus:
         config = parse_config({
