@@ -1,5 +1,6 @@
 """The servo-sim command line, run as a real subprocess."""
 
+import argparse
 import csv
 import importlib.metadata
 import math
@@ -255,3 +256,34 @@ def test_run_activates_again_a_device_whose_first_activation_failed(
     assert calls[:4] == ["on_configure", "on_activate", "on_activate", "read"]
     assert calls.count("on_configure") == 1
     assert "on_activate failed: torque on: no answer" in caplog.text
+
+
+def _recording_parser(seen: list) -> argparse.ArgumentParser:
+    """A parser with a ``controller`` verb (a script, then its own arguments) and a
+    ``run`` verb (positional arguments, argparse's own ``--``), each recording its args."""
+    parser = argparse.ArgumentParser(prog="servo-sim")
+    verbs = parser.add_subparsers(dest="cmd")
+    controller = verbs.add_parser("controller")
+    controller.add_argument("script")
+    controller.set_defaults(func=lambda a: seen.append((a.script, a.controller_args)) or 0)
+    run = verbs.add_parser("run")
+    run.add_argument("rest", nargs="*")
+    run.set_defaults(func=lambda a: seen.append((a.rest, hasattr(a, "controller_args"))) or 0)
+    return parser
+
+
+def test_what_follows_dash_dash_goes_to_the_controller_and_only_to_it(monkeypatch):
+    """``controller SCRIPT -- ARGS``: everything after the first ``--`` (a later ``--``
+    included) is the controller's, none without one; another verb's ``--`` is argparse's;
+    without argv, sys.argv after the program name."""
+    from servo_sim import command
+
+    seen: list = []
+    parser = _recording_parser(seen)
+    assert command.run(parser, ["controller", "a.py", "--", "--speed", "2", "--", "x"]) == 0
+    assert command.run(parser, ["controller", "a.py"]) == 0
+    assert command.run(parser, ["run", "--", "-x"]) == 0
+    monkeypatch.setattr(sys, "argv", ["servo-sim", "controller", "b.py", "--", "-v"])
+    assert command.run(parser) == 0
+    assert seen == [("a.py", ["--speed", "2", "--", "x"]), ("a.py", []), (["-x"], False),
+                    ("b.py", ["-v"])]

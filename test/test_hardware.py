@@ -636,3 +636,73 @@ def test_the_plugin_example_of_the_docs_runs_as_documented(tmp_path, monkeypatch
         sys.modules.pop("echo_servo", None)
     expected = [line[2:] for line in use.splitlines() if line.startswith("# ")]
     assert capsys.readouterr().out.splitlines() == expected
+
+
+# --------------------------------------------------------------------------- the table's needs
+
+#: Per command of the table: its arguments and the capabilities of which any one lets it
+#: through (typed here from the plugins' docs, not read from the table); none: always.
+NEEDS = {
+    "set_position": ((1.0,), "position_command"),
+    "set_velocity": ((2.0,), "velocity_command or velocity_limit"),
+    "set_acceleration": ((1.0,), "acceleration_limit"),
+    "set_available_force": ((1.0,), "available_force"),
+    "set_available_torque": ((1.0,), "available_force"),
+    "set_force": ((1.0,), "effort_command"),
+    "set_torque": ((-1.0,), "effort_command"),
+    "set_control_pid": ((1.0, 0.0, 0.0), "pid_gains"),
+    "halt": ((), "position_command"),
+    "trapezoidal_move": ((0.5, 0.0, 1.0, 1.0), "trapezoidal_command"),
+    "enable": ((), ""),
+    "disable": ((), ""),
+    "e_stop": ((), ""),
+    "reset_e_stop": ((), ""),
+    "enable_position": ((8,), ""),
+    "enable_force_feedback": ((8,), ""),
+    "enable_torque_feedback": ((8,), ""),
+}
+SINGLE_CAPABILITIES = [c for c in Capabilities if c.value and c.value & (c.value - 1) == 0]
+
+
+@pytest.mark.parametrize("command", sorted(NEEDS))
+def test_each_command_needs_any_one_of_its_capabilities_and_no_other(command):
+    """A device with one capability only takes a command exactly when that capability is
+    one of the command's (or the command needs none: enable, the e-stop, the sensors);
+    refused, the command changes nothing and the reason names what it needs."""
+    args, needs = NEEDS[command]
+    call = getattr(Motor, command)
+    for capability in SINGLE_CAPABILITIES:
+        one = type("One", (Recorder,), {"caps": capability})
+        hw = HardwareSystem(two_motors(), one)
+        assert hw.start()
+        m = hw.sim.motor("a")
+        before = (m.get_target_position(), m.get_velocity(), m.get_acceleration(),
+                  m.get_available_force(), m.get_control_pid(), m.mode)
+        if not needs or capability.name.lower() in needs.split(" or "):
+            hw.command("a", call, *args)
+        else:
+            with pytest.raises(CommandRefusedError, match=re.escape(
+                    f"motor 'a': {command} not supported by hardware 'sim' (needs {needs})")):
+                hw.command("a", call, *args)
+            assert (m.get_target_position(), m.get_velocity(), m.get_acceleration(),
+                    m.get_available_force(), m.get_control_pid(), m.mode) == before
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_set_position_to_infinity_needs_velocity_command_either_way(sign):
+    """+-inf selects velocity control: a position-only device refuses it, a velocity-only
+    device takes it (and refuses a finite target)."""
+    for caps, infinite_ok in ((Capabilities.POSITION_COMMAND, False),
+                              (Capabilities.VELOCITY_COMMAND, True)):
+        hw = HardwareSystem(two_motors(), type("One", (Recorder,), {"caps": caps}))
+        assert hw.start()
+        if infinite_ok:
+            hw.command("a", Motor.set_position, sign * math.inf)
+            assert hw.sim.motor("a").get_target_position() == sign * math.inf
+            with pytest.raises(CommandRefusedError, match=r"\(needs position_command\)"):
+                hw.command("a", Motor.set_position, sign * 1.0)
+        else:
+            with pytest.raises(CommandRefusedError, match=r"\(needs velocity_command\)"):
+                hw.command("a", Motor.set_position, sign * math.inf)
+            hw.command("a", Motor.set_position, sign * 1.0)
+            assert hw.sim.motor("a").get_target_position() == sign * 1.0

@@ -3,7 +3,7 @@
 import math
 
 import pytest
-from conftest import DT, one
+from conftest import DT, make_sim, one
 
 
 def kinematic(**fields):
@@ -90,3 +90,190 @@ def test_kinematic_hard_stops_clamp():
     m.set_velocity(1.0)
     sim.step(20)
     assert m.position == 0.05
+
+
+def reference(x: float, steps: int, acc: float, speed: float = 0.0,
+              target: float | None = None, velocity: float | None = None,
+              low: float | None = None, high: float | None = None,
+              current: float = 0.0) -> list[tuple[float, float]]:
+    """SPEC §2.3 written out for one motor: (position, current velocity) after each step.
+
+    Position control (``target``): the current speed ramps to ``speed`` and the position
+    walks towards the target, stopping on it (reached closer than 1e-6). Velocity control
+    (``velocity``, signed): the current velocity ramps to it, the position moves with it,
+    and stops at an active soft limit ``low``/``high`` it is at or beyond."""
+    out = []
+    for _ in range(steps):
+        if velocity is not None:
+            goal = velocity
+            idle = low is not None and ((x >= high and velocity >= 0.0)
+                                        or (x <= low and velocity <= 0.0))
+        else:
+            goal, idle = speed, abs(target - x) < 1e-6
+        if idle:
+            current = 0.0
+        elif abs(goal - current) > 1e-6:
+            current += max(-acc * DT, min(acc * DT, goal - current))
+        if velocity is not None:
+            x += current * DT
+        elif target > x:
+            x = min(x + current * DT, target)
+        elif target < x:
+            x = max(x - current * DT, target)
+        out.append((x, current))
+    return out
+
+
+@pytest.mark.parametrize(("start", "target"), [(0.3, -0.2), (-0.3, 0.2), (0.25, -0.25),
+                                               (-0.25, 0.25)])
+def test_position_control_walks_to_a_target_on_either_side_of_zero(start, target):
+    """Towards a target on the other side of 0 (also its mirror image, -start), from a
+    start that is not 0, either way: step by step as SPEC §2.3, then exactly on it."""
+    sim, m = kinematic(position=start, max_velocity=1.0, acceleration=2.0)
+    m.set_position(target)
+    want = reference(start, 150, acc=2.0, speed=1.0, target=target)
+    for k in range(150):
+        sim.step()
+        assert m.position == pytest.approx(want[k][0], abs=1e-12)
+    assert m.position == target
+    assert m.velocity == 0.0
+
+
+@pytest.mark.parametrize("infinity", [math.inf, -math.inf])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_velocity_control_ramps_both_ways_with_either_infinity(infinity, sign):
+    """+inf and -inf alike select velocity control, the velocity's sign the direction;
+    speeding up, slowing down and reversing all ramp at the acceleration (2 rad/s^2:
+    0.016 rad/s a step), so a reversal from 1 rad/s takes 125 steps."""
+    sim, m = kinematic(acceleration=2.0, max_torque=1000.0)
+    m.set_position(infinity)
+    m.set_velocity(sign * 1.0)
+    want = reference(0.0, 100, acc=2.0, velocity=sign * 1.0)
+    for k in range(100):
+        sim.step()
+        assert m.position == pytest.approx(want[k][0], abs=1e-12)
+    assert m.velocity == pytest.approx(sign * 1.0)
+    m.set_velocity(-sign * 1.0)
+    want = reference(want[-1][0], 150, acc=2.0, velocity=-sign * 1.0, current=sign * 1.0)
+    for k in range(150):
+        sim.step()
+        assert m.position == pytest.approx(want[k][0], abs=1e-12)
+    assert want[124][1] == pytest.approx(-sign * 1.0) and want[123][1] != want[124][1]
+    assert m.velocity == pytest.approx(-sign * 1.0)
+
+
+@pytest.mark.parametrize("side", [1.0, -1.0])
+def test_velocity_control_at_a_soft_limit_holds_outwards_and_leaves_inwards(side):
+    """Started on a soft limit (0.1 or -0.1): any velocity outwards, or 0, holds it there;
+    0.5 rad/s inwards leaves at once, ramping at the acceleration."""
+    limit = side * 0.1
+    for outwards in (side * 0.5, side * 1e-3, 0.0):
+        sim, m = kinematic(position=limit, min_position=-0.1, max_position=0.1,
+                           acceleration=2.0, max_torque=1000.0)
+        m.set_position(math.inf)
+        m.set_velocity(outwards)
+        sim.step(5)
+        assert (m.position, m.velocity) == (limit, 0.0)
+    sim, m = kinematic(position=limit, min_position=-0.1, max_position=0.1,
+                       acceleration=2.0, max_torque=1000.0)
+    m.set_position(math.inf)
+    m.set_velocity(-side * 0.5)
+    want = reference(limit, 5, acc=2.0, velocity=-side * 0.5, low=-0.1, high=0.1)
+    sim.step(5)
+    assert m.position == pytest.approx(want[-1][0], abs=1e-15)
+    assert m.position == pytest.approx(limit - side * 0.016 * (1 + 2 + 3 + 4 + 5) * DT)
+
+
+@pytest.mark.parametrize("side", [1.0, -1.0])
+def test_velocity_control_stops_dead_on_reaching_a_soft_limit_even_asked_for_0(side):
+    """Running into a soft limit at 1 rad/s: the step that starts beyond it stops the
+    motor at once, and a velocity of 0 asked for there holds it (no ramp down past it)."""
+    sim, m = kinematic(min_position=-0.1, max_position=0.1, acceleration=2.0,
+                       max_torque=1000.0)
+    m.set_position(math.inf)
+    m.set_velocity(side * 1.0)
+    while side * m.position < 0.1:
+        sim.step()
+    beyond = m.position
+    assert side * m.velocity > 0.5  # still running as it got there (0.64 rad/s)
+    m.set_velocity(0.0)
+    sim.step(3)
+    assert (m.position, m.velocity) == (beyond, 0.0)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_target_exactly_1e_6_away_is_reached_one_closer_is_there(sign):
+    """A target is reached when closer than 1e-6 (Webots' threshold): one exactly 1e-6
+    away is walked onto; one 0.9e-6 away counts as reached and the motor stays."""
+    sim, m = kinematic(acceleration=-1, max_torque=1000.0)
+    m.set_position(sign * 1e-6)
+    sim.step()
+    assert m.position == sign * 1e-6
+    sim, m = kinematic(acceleration=-1, max_torque=1000.0)
+    m.set_position(sign * 0.9e-6)
+    sim.step()
+    assert m.position == 0.0
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_trapezoidal_move_follows_its_profile_exactly(sign):
+    """Kinematic: the position is the profile's at every step. 0 -> 1 rad (either way) at
+    1 rad/s and 2 rad/s^2: accelerating 0.5 s (0.25 rad), cruising 0.5 s (0.5 rad),
+    braking 0.5 s (x(t) = 1 - (1.5 - t)^2 there); then it holds the target."""
+    sim, m = kinematic(max_velocity=5.0, acceleration=-1, max_torque=1000.0)
+    move = m.trapezoidal_move(sign * 1.0, 0.0, 1.0, 2.0)
+    for k in range(1, 200):
+        sim.step()
+        t = k * DT
+        x = t * t if t <= 0.5 else 0.25 + (t - 0.5) if t <= 1.0 else \
+            1.0 - max(1.5 - t, 0.0) ** 2
+        assert m.position == pytest.approx(sign * x, abs=1e-12), t
+    assert move.state == "succeeded"
+    assert (m.position, m.velocity) == (sign * 1.0, 0.0)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_move_superseded_by_a_velocity_goes_on_from_the_profiles_speed(sign):
+    """A move to 1 rad (either way) at 1 rad/s and 2 rad/s^2 cruises at 1 rad/s from
+    0.5 s; a velocity command of 1 rad/s the same way at 0.6 s goes on at it at once
+    (0.008 rad a step), the ramp starting from the profile's speed, not from rest."""
+    sim, m = kinematic(max_velocity=5.0, acceleration=2.0, max_torque=1000.0)
+    m.trapezoidal_move(sign * 1.0, 0.0, 1.0, 2.0)
+    sim.step(75)
+    assert m.position == pytest.approx(sign * (0.25 + 0.1), abs=1e-12)
+    m.set_position(sign * math.inf)
+    m.set_velocity(sign * 1.0)
+    for _ in range(10):
+        before = m.position
+        sim.step()
+        assert m.position - before == pytest.approx(sign * 1.0 * DT, abs=1e-12)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_the_joint_acceleration_is_the_ramps(sign):
+    """The acceleration the bank reports (its velocity's difference over the step) is the
+    kinematic ramp's, +-2 rad/s^2, while the velocity ramps."""
+    sim, m = kinematic(acceleration=2.0, max_torque=1000.0)
+    m.set_position(sign * math.inf)
+    m.set_velocity(sign * 1.0)
+    sim.step(3)
+    assert sim.bank.joint_acceleration()[0] == pytest.approx(sign * 2.0)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_move_of_one_motor_leaves_the_other_on_its_own_law(sign):
+    """Two motors, kinematic: the first on a trapezoidal move (profile exactly), the
+    second in velocity control beside it (its own ramp, 2 rad/s^2), either way."""
+    sim = make_sim({"max_velocity": 5.0, "acceleration": 2.0, "max_torque": 1000.0},
+                   {"max_velocity": 5.0, "acceleration": 2.0, "max_torque": 1000.0},
+                   physics="kinematic")
+    a, b = sim.motors
+    a.trapezoidal_move(sign * 1.0, 0.0, 1.0, 2.0)
+    b.set_position(math.inf)
+    b.set_velocity(-sign * 1.0)
+    want = reference(0.0, 50, acc=2.0, velocity=-sign * 1.0)
+    for k in range(50):
+        sim.step()
+        t = (k + 1) * DT
+        assert a.position == pytest.approx(sign * t * t, abs=1e-12)
+        assert b.position == pytest.approx(want[k][0], abs=1e-12)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from conftest import DT, assert_unchanged, make_sim, one, snapshot
 from hypothesis import given, settings
@@ -121,3 +123,40 @@ def test_a_mirrored_field_and_its_command_accept_the_same_values(field, data):
         return
     assert MIRRORED_FIELDS[field].read(m) == (list(value) if field == "control_pid" else value)
     assert parse_config(to_dict(sim.config)) == sim.config  # the config holds the change
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_lower_max_velocity_clips_a_multiplied_velocity_either_way(sign):
+    """Multiplier 2, velocity control at +-4 (8 rad/s inside): max_velocity 6 clips the
+    velocity inside to +-6 and the getter's (before the multiplier) to +-3."""
+    sim, m = one(max_velocity=10.0, multiplier=2.0, max_torque=100.0)
+    m.set_position(math.inf)
+    m.set_velocity(sign * 4.0)
+    sim.set_parameter("m0", "max_velocity", 6.0)
+    assert m.get_velocity() == sign * 3.0
+    assert sim.bank.target_velocity[0] == sign * 6.0
+    sim.step(100)
+    assert m.velocity == pytest.approx(sign * 6.0)
+
+
+@pytest.mark.parametrize("side", [1.0, -1.0])
+def test_a_narrower_soft_limit_reclips_a_target_at_either_end(side):
+    """A target at +-0.9 of soft limits +-1: the limit on its side moved to +-0.5
+    brings it to +-0.5; the config in force says so too."""
+    sim, m = one(min_position=-1.0, max_position=1.0, max_torque=100.0)
+    m.set_position(side * 0.9)
+    field = "max_position" if side > 0 else "min_position"
+    sim.set_parameter("m0", field, side * 0.5)
+    assert m.target_position == side * 0.5
+    assert getattr(sim.config.motors[0], field) == side * 0.5
+
+
+def test_a_field_changed_by_its_command_is_in_the_config_in_force():
+    """acceleration and control_pid go through their commands; the config in force
+    (what a saved config or a parameter read shows) has the new values at once."""
+    sim, m = one(acceleration=-1.0, control_pid=(10.0, 0.0, 0.0))
+    sim.set_parameter("m0", "acceleration", 3.0)
+    assert sim.config.motors[0].acceleration == 3.0
+    sim.set_parameter("m0", "control_pid", [20.0, 1.0, 0.5])
+    assert tuple(sim.config.motors[0].control_pid) == (20.0, 1.0, 0.5)
+    assert m.get_acceleration() == 3.0 and m.get_control_pid() == (20.0, 1.0, 0.5)

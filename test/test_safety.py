@@ -456,3 +456,19 @@ def test_reset_ends_moves_and_clears_the_latch():
     m.e_stop()
     sim.reset()
     assert m.mode is ServoMode.HALT and m.flags == READY_ENABLED
+
+
+def test_reset_e_stop_says_so_once_and_releases_the_latch(caplog):
+    """An e-stop reset logs one info line naming the motor and what it still needs; a
+    reset without a latch says nothing; after it the motor is disabled, not e-stopped."""
+    caplog.set_level("INFO", logger="servo_sim")
+    sim, m = one(**STRONG)
+    m.reset_e_stop()  # not latched: nothing to say
+    assert caplog.records == []
+    m.e_stop()
+    caplog.clear()
+    m.reset_e_stop()
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("INFO", "motor 'm0': e-stop reset (still disabled: call enable)")]
+    assert not sim.bank.e_stop[0] and m.flags & StateFlags.E_STOP == 0
+    assert m.mode is ServoMode.DISABLED

@@ -117,3 +117,38 @@ def test_force_feedback_samples_the_saturated_motor_force():
     m.set_position(10.0)
     sim.step()
     assert m.get_force_feedback() == 3.0
+
+
+@pytest.mark.parametrize(("enable", "argument"), [
+    ("enable_position", "position sampling period"),
+    ("enable_force_feedback", "force feedback sampling period"),
+    ("enable_torque_feedback", "force feedback sampling period")])
+def test_a_bad_sampling_period_is_rejected_naming_the_sensor(enable, argument):
+    """Not an integer, or negative: one error naming the motor, the sensor and the value;
+    the sensor stays as it was."""
+    _, m = one()
+    with pytest.raises(ValueError) as bad:
+        getattr(m, enable)(1.5)
+    assert str(bad.value) == (f"motor 'm0': {argument} = 1.5 rejected: the sampling "
+                              "period must be an integer number of ms")
+    with pytest.raises(ValueError) as bad:
+        getattr(m, enable)(-8)
+    assert str(bad.value) == (f"motor 'm0': {argument} = -8 rejected: the sampling period "
+                              "must be >= 0")
+    assert (m.get_position_sampling_period(), m.get_force_feedback_sampling_period()) == (0, 0)
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_enabling_one_motors_sensor_leaves_the_others_off(which):
+    """Of two motors, only the one whose sensors are enabled samples."""
+    sim = make_sim({}, {})
+    motor = sim.motors[which]
+    motor.enable_position(8)
+    motor.enable_force_feedback(16)
+    sim.step(2)
+    for k, m in enumerate(sim.motors):
+        mine = k == which
+        assert (m.get_position_sampling_period(), m.get_force_feedback_sampling_period()) \
+            == ((8, 16) if mine else (0, 0))
+        assert math.isnan(m.get_position()) is not mine
+        assert math.isnan(m.get_force_feedback()) is not mine
