@@ -23,8 +23,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # the model, and the helpers that import nothing of servo_sim
     ("model", "resources", "analysis", "pacing"),
     # on the model: the hardware plugins and the device emulators (apart: they share
-    # only the model); what a run records and what every servo-sim verb shares
-    ("hardware", "emulators", "record", "command"),
+    # only the model); what a run records and what every servo-sim verb shares; the
+    # multibody engines (MuJoCo), which the model loads by name (config.BODY_ENGINES)
+    ("hardware", "emulators", "record", "command", "multibody"),
     # the one way into a running system: the hardware system and its pacing
     ("runtime",),
     # its hosts without ROS: system identification, Webots controllers, Robot Raconteur
@@ -45,6 +46,8 @@ QT_ROOMS = {"panel"}
 #: Robot Raconteur only in its own room.
 RR = ("RobotRaconteur", "RobotRaconteurCompanion")
 RR_ROOMS = {"rr"}
+#: Who may import MuJoCo (the multibody room only: the model never does).
+MUJOCO_ROOMS = {"multibody"}
 QT = ("PyQt5", "PyQt6", "PySide2", "PySide6", "python_qt_binding", "pyqtgraph",
       "qt_gui", "rqt_gui", "rqt_gui_py")
 ROS = ("rclpy", "rosidl_runtime_py", "rosgraph_msgs", "builtin_interfaces",
@@ -175,6 +178,8 @@ def foreign(sources: Mapping[str, str]) -> list[str]:
                 found.append(f"{name}:{line} imports {target} (Qt)")
             if top in RR and room not in RR_ROOMS:
                 found.append(f"{name}:{line} imports {target} (Robot Raconteur)")
+            if top == "mujoco" and room not in MUJOCO_ROOMS:
+                found.append(f"{name}:{line} imports {target} (MuJoCo)")
     return found
 
 
@@ -199,6 +204,7 @@ def test_no_import_circles():
 
 
 def test_nothing_below_the_ros_layer_imports_ros_or_qt():
+    """(nor anything outside the multibody room MuJoCo)"""
     assert foreign(SOURCES) == []
 
 
@@ -260,9 +266,12 @@ def test_the_foreign_check_sees_rclpy_and_qt_below_the_ros_layer():
                "servo_sim.cli": "from servo_sim import msg\nfrom PyQt5 import QtCore\n",
                "servo_sim.ros.node": "import rclpy\nfrom std_srvs.srv import Trigger\n",
                "servo_sim.panel.qt": "from python_qt_binding import QtCore\n",
+               "servo_sim.model.x": "def f():\n    import mujoco\n",
+               "servo_sim.multibody.body": "import mujoco\n",
                "servo_sim.webots.y": "import RobotRaconteur as RR\n",
                "servo_sim.rr.door": "import RobotRaconteur as RR\n"}
     assert foreign(sources) == ["servo_sim.webots.x:2 imports rclpy (ROS)",
                                 "servo_sim.cli:1 imports servo_sim.msg (ROS)",
                                 "servo_sim.cli:2 imports PyQt5 (Qt)",
+                                "servo_sim.model.x:2 imports mujoco (MuJoCo)",
                                 "servo_sim.webots.y:1 imports RobotRaconteur (Robot Raconteur)"]

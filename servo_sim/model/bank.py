@@ -16,6 +16,12 @@ Dynamic mode, per motor (SPEC §2.2)::
 which is backward Euler for the spring and damper, stable for any stiffness and step.
 An off motor (available force 0, or force control) is the same constraint with
 ``v_cmd = 0`` and ``limit = static_friction``: static friction, not a motor force.
+
+The step's two halves meet at ``p`` and ``M``: the actuator half (PID or firmware law,
+envelope, backlash, friction) finds ``f`` and ``v'``; the body (``body.py``) gives ``p``
+and ``M`` and integrates ``v'`` into the state: this per-joint one by default
+(``J``, ``F_load``, stops from the config), or a multibody engine's (``physics:
+mujoco``: ``J`` and the loads from the whole model at its pose).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from .actuator import Actuators
+from .body import Body, JointBodies
 from .config import MotorConfig, SimulationConfig
 from .modes import ServoMode
 from .sensors import SampledSensors, measure_position
@@ -48,11 +55,13 @@ class MotorBank:
     """State, commands and parameters of N motors, stepped together."""
 
     def __init__(self, config: SimulationConfig,
-                 supervisor: Callable[[MotorBank], Any]) -> None:
+                 supervisor: Callable[[MotorBank], Any], body: Body | None = None) -> None:
         """``supervisor(bank)`` makes the bank's supervisor (:class:`servo_sim.model.safety.
         Supervisor`, which the simulation passes): it reads and writes the bank's arrays
-        and the bank calls it each step, so the bank does not import it."""
+        and the bank calls it each step, so the bank does not import it. ``body``
+        integrates the joints (``body.py``; default: each joint on its own)."""
         motors = config.motors
+        self.body: Body | None = None  # attached once the state is made
         self.n = len(motors)
         self.names = [m.name for m in motors]
         self.step_ms = config.basic_time_step_ms
@@ -136,6 +145,8 @@ class MotorBank:
         self._make_supervisor = supervisor
         self.supervisor = supervisor(self)
         self.refresh()
+        self.body = body if body is not None else JointBodies()
+        self.body.attach(self)
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -212,24 +223,28 @@ class MotorBank:
         self._energy_per_force = self.consumption_factor * self.dt
         self._derive_loads()
         self._any_spring = bool(self.spring_constant.any())
-        self._any_stops = bool(self.stops.any())
+        self.any_stops = bool(self.stops.any())
         self.stop_low = np.where(self.stops, self.min_stop, -np.inf)
         self.stop_high = np.where(self.stops, self.max_stop, np.inf)
 
     def _derive_loads(self) -> None:
-        """The step's constants of the joints' inertia and loads."""
+        """The step's constants of the joints' inertia and loads (the per-joint body's,
+        ``body.py``; the servo's own spring, damper and gear for every body)."""
         dt = self.dt
-        self._inertia_dt = (self.inertia + self.armature) / dt
-        self._mass = self._inertia_dt + self.spring_constant * dt + self.damping_constant \
-            + self.gear_damping
+        self.joint_inertia_dt = (self.inertia + self.armature) / dt
+        #: the servo's implicit share of the step's mass: spring, damper, gear's viscous
+        self.servo_mass = self.spring_constant * dt + self.damping_constant + self.gear_damping
+        self.joint_mass = self.joint_inertia_dt + self.servo_mass
         weight = self.gravity_mass * self.gravity
-        self._constant_load = self.external_load - np.where(
+        self.constant_load = self.external_load - np.where(
             self.rotational, 0.0, weight * np.cos(self.gravity_angle))
-        self._gravity_torque = np.where(self.rotational, weight * self.gravity_distance, 0.0)
-        self._any_gravity_torque = bool(self._gravity_torque.any())
+        self.gravity_torque = np.where(self.rotational, weight * self.gravity_distance, 0.0)
+        self.any_gravity_torque = bool(self.gravity_torque.any())
         # the lever's phase (rotational); None where every one is SPEC §2.2's 0
         phase = np.where(self.rotational, self.gravity_angle, 0.0)
-        self._gravity_phase = phase if phase.any() else None
+        self.gravity_phase = phase if phase.any() else None
+        if self.body is not None:
+            self.body.configure(self)
 
     def set_loads(self, inertia: np.ndarray, gravity_mass: np.ndarray,
                   gravity_distance: np.ndarray, gravity_angle: np.ndarray) -> None:
@@ -340,7 +355,7 @@ class MotorBank:
         Moves in progress end as aborted."""
         with self.lock:
             self.supervisor.supersede(np.arange(self.n), "reset")
-            self.__init__(self.config, self._make_supervisor)
+            self.__init__(self.config, self._make_supervisor, self.body)
 
     def _step_dynamic(self) -> None:
         dt = self.dt
@@ -390,17 +405,9 @@ class MotorBank:
         v_cmd *= self._active_gain  # off motors hold zero velocity (friction only)
         self.command_velocity = v_cmd
 
-        # the joint: motor constraint, implicit spring/damper, loads
-        p = self._inertia_dt * self.velocity
-        p += self._constant_load
-        if self._any_gravity_torque:
-            lever = x if self._gravity_phase is None else x - self._gravity_phase
-            p -= self._gravity_torque * np.cos(lever)
-        if self._any_force_control:
-            p += self.applied_force
-        if self._any_spring:
-            p -= self.spring_constant * x
-        mass = self._mass
+        # the joint: motor constraint, implicit spring/damper, loads (the body's)
+        body = self.body
+        p, mass = body.momentum(self)
         limit = self._force_limit
         force = v_cmd * mass
         force -= p
@@ -418,12 +425,9 @@ class MotorBank:
             if act.any_load_dependent:
                 friction = self._friction_budget(act, p, force)
             v_new = act.velocity(p + force, mass, friction)
-        x_new = v_new * dt
-        x_new += x
-        if self._any_stops:
-            stopped = self._apply_stops(x_new, v_new)
-            if act is not None and act.any_envelope and stopped.any():
-                force = np.where(stopped, act.force_at_rest(wanted, duty, limit), force)
+        x_new, v_new, stopped = body.advance(self, v_new)
+        if stopped is not None and act is not None and act.any_envelope and stopped.any():
+            force = np.where(stopped, act.force_at_rest(wanted, duty, limit), force)
         self.position = x_new
         self.previous_velocity, self.velocity = self.velocity, v_new
         self.period = dt
@@ -431,13 +435,21 @@ class MotorBank:
         self.motor_force = force
         self.energy += np.abs(force) * self._energy_per_force
 
+    def servo_loads(self, p: np.ndarray) -> None:
+        """Add the servo's own loads to a step's momentum ``p`` (in place), whatever the
+        body: set_torque's force and the spring (explicit here, implicit in the mass)."""
+        if self._any_force_control:
+            p += self.applied_force
+        if self._any_spring:
+            p -= self.spring_constant * self.position
+
     def _friction_budget(self, act: Actuators, p: np.ndarray,
                          force: np.ndarray) -> np.ndarray:
         """The gear's load-dependent friction (``Actuators.friction_budget``): the
         external load is the step's ``p`` less the inertia's momentum and the motor's own
         torque (set_torque's, under force control); the motor's torque is the drive's
         ``force`` of powered motors (an off motor's is its static friction) and set_torque's."""
-        external = p - self._inertia_dt * self.velocity
+        external = p - self.body.inertia_dt * self.velocity
         motor = force * self._active_gain
         if self._any_force_control:
             external -= self.applied_force
@@ -477,15 +489,15 @@ class MotorBank:
             x_new = np.where(moving, target, x_new)
             current = np.where(moving, self.feedforward, current)
         v_new = (x_new - x) / dt
-        if self._any_stops:
-            self._apply_stops(x_new, v_new)
+        if self.any_stops:
+            self.apply_stops(x_new, v_new)
         self.command_velocity = current
         self.position = x_new
         self.previous_velocity, self.velocity = self.velocity, v_new
         self.period = dt
         self.motor_force = np.zeros(self.n)
 
-    def _apply_stops(self, x_new: np.ndarray, v_new: np.ndarray) -> np.ndarray:
+    def apply_stops(self, x_new: np.ndarray, v_new: np.ndarray) -> np.ndarray:
         """Hard stops: clamp the position, remove the velocity into the stop (in place);
         the motors a stop holds."""
         clamped = np.minimum(x_new, self.stop_high)

@@ -37,7 +37,7 @@ COUPLING_SEPARATOR = "::"
 NODE_PARAMETERS = frozenset({"use_sim_time", "start_type_description_service",
                              "publish_clock", "real_time_factor", "joint_states_rate",
                              "start_paused", "robot_description", "executor",
-                             "motor_interfaces"})
+                             "motor_interfaces", "robot_raconteur_port"})
 
 
 #: The hardware plugin of a config without a ``hardware`` group: the model itself.
@@ -47,6 +47,10 @@ DEFAULT_PLUGIN = "sim"
 DEFAULT_SENSOR_SUFFIX = " sensor"
 #: m/s^2, the load's default gravity (Webots' WorldInfo default)
 STANDARD_GRAVITY = 9.81
+#: ``physics`` values whose joints a multibody engine integrates (``model/body.py``):
+#: the engine's name -> its body class (``package.module:Class``, imported only when a
+#: config asks for it); its settings are the ``multibody`` group, which it checks.
+BODY_ENGINES: dict[str, str] = {"mujoco": "servo_sim.multibody.body:MujocoBody"}
 
 
 class ConfigError(ValueError):
@@ -385,6 +389,9 @@ class SimulationConfig:
     hardware: Mapping[str, Any] = field(default_factory=lambda: {"plugin": DEFAULT_PLUGIN})
     #: the battery the motors' energy drains (Webots controllers); None: no battery
     battery: BatteryConfig | None = None
+    #: the multibody model of a ``physics`` engine (BODY_ENGINES) and its settings
+    #: (``model``, ``joints``...), which the engine checks; None: each joint on its own
+    multibody: Mapping[str, Any] | None = None
 
 
 _MOTOR_PARSERS: dict[str, Callable[[Any], Any]] = {
@@ -438,7 +445,7 @@ _NESTED_PARSERS: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
 }
 _TOP_PARSERS: dict[str, Callable[[Any], Any]] = {
     "basic_time_step_ms": _integer(1),
-    "physics": _choice("dynamic", "kinematic"),
+    "physics": _choice("dynamic", "kinematic", *BODY_ENGINES),
     "seed": _integer(0),
     "battery": _battery,
 }
@@ -447,7 +454,7 @@ _FLAT_PARSERS = {**_MOTOR_PARSERS, **_TOP_PARSERS}
 
 
 #: Top-level groups beside the scalar fields.
-_GROUPS = ("motors", "hardware")
+_GROUPS = ("motors", "hardware", "multibody")
 
 # --------------------------------------------------------------------------- helpers
 
@@ -707,6 +714,9 @@ def parse_config(raw: Any, source: str = "<dict>") -> SimulationConfig:
         if key == "hardware":
             top[key] = _parse_hardware(value, ctx)
             continue
+        if key == "multibody":
+            top[key] = _parse_multibody(value, ctx)
+            continue
         if key not in _TOP_PARSERS:
             raise ctx.error(_unknown("top-level field", key, [*_TOP_PARSERS, *_GROUPS]))
         top[key] = ctx.parse(_TOP_PARSERS[key], value, None, key)
@@ -732,6 +742,17 @@ def parse_config(raw: Any, source: str = "<dict>") -> SimulationConfig:
         seen[key] = m.name
     _check_devices(motors, ctx)
     _check_coupling(motors, ctx)
+    engine = top.get("physics") in BODY_ENGINES
+    if engine != ("multibody" in top):
+        raise ctx.error(f"field 'physics' = {top.get('physics', 'dynamic')!r} and field "
+                        "'multibody': a multibody engine (physics: "
+                        f"{' or '.join(BODY_ENGINES)}) needs a 'multibody' group with its "
+                        "'model', and the group needs such an engine")
+    plugin = top.get("hardware", {}).get("plugin", DEFAULT_PLUGIN)
+    if engine and plugin != DEFAULT_PLUGIN:
+        raise ctx.error(f"field 'physics' = {top['physics']!r}: a multibody body is the "
+                        f"model's; hardware {plugin!r} moves real servos (hardware plugin "
+                        f"{DEFAULT_PLUGIN!r} simulates them)")
     return SimulationConfig(motors=motors, **top)
 
 
@@ -743,6 +764,16 @@ def _parse_hardware(value: Any, ctx: _Context) -> dict[str, Any]:
     if not isinstance(plugin, str) or not plugin:
         raise ctx.error(f"field 'hardware.plugin' = {plugin!r}: must be a plugin name")
     return {**value, "plugin": plugin}
+
+
+def _parse_multibody(value: Any, ctx: _Context) -> dict[str, Any]:
+    """The ``multibody`` group: a mapping with a ``model`` file; the engine checks the
+    rest (``model/body.py``)."""
+    model = value.get("model") if isinstance(value, Mapping) else None
+    if not isinstance(model, str) or not model:
+        raise ctx.error(f"field 'multibody' = {value!r}: must be a mapping with a 'model' "
+                        "(an MJCF or URDF file)")
+    return dict(value)
 
 
 def load_config(path: str | Path) -> SimulationConfig:
@@ -791,6 +822,8 @@ def to_dict(config: SimulationConfig) -> dict[str, Any]:
            "motors": [motor_to_dict(m) for m in config.motors]}
     if config.battery is not None:
         out["battery"] = [config.battery.energy, config.battery.capacity]
+    if config.multibody is not None:
+        out["multibody"] = dict(config.multibody)
     return out
 
 
@@ -872,12 +905,12 @@ def _from_ros_form(raw: Mapping, ctx: _Context) -> dict[str, Any]:
     for key, value in params.items():
         if key == "motors" or key in NODE_PARAMETERS:
             continue
-        if key in _TOP_PARSERS or key == "hardware":
+        if key in _TOP_PARSERS or key in ("hardware", "multibody"):
             model[key] = value
         elif key not in groups:
             if isinstance(value, Mapping):
                 raise ctx.error(f"parameter group {key!r} is not a motor listed in 'motors' "
-                                f"({', '.join(groups)}) nor 'hardware'")
+                                f"({', '.join(groups)}) nor 'hardware' nor 'multibody'")
             raise ctx.error(_unknown("parameter", key, [*_TOP_PARSERS, *_GROUPS]))
     for name in names:
         group = params.get(ros_name(name), {})

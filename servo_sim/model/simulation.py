@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .bank import MotorBank
+from .body import make_body
 from .commands import MOTOR_COMMANDS
 from .config import (
     ConfigError,
@@ -84,7 +85,7 @@ class Simulation:
         return cls(parse_config(source))
 
     def _build(self, config: SimulationConfig) -> None:
-        self.bank = MotorBank(config, Supervisor)
+        self.bank = MotorBank(config, Supervisor, make_body(config))
         groups: dict[str, list[int]] = {}
         for i, m in enumerate(config.motors):
             groups.setdefault(m.coupling_base or f"\0{i}", []).append(i)

@@ -1,0 +1,138 @@
+"""The body the motors move: what integrates the joints once the actuators have acted.
+
+The bank's dynamic step (``bank.py``) has two halves. The actuator half computes, from
+each joint's state, what its motor does: PID or firmware law on encoder ticks, dead
+zone, the torque-speed envelope, backlash, friction. The body half says what the joint
+carries and moves it. Between them, one interface (:class:`Body`), two calls a step:
+
+* ``momentum(bank)`` -> ``(p, mass)``: each joint's momentum over the step before its
+  motor acts (``inertia/dt * v`` plus the loads, N*m or N) and its effective mass
+  (``inertia/dt`` plus the implicit spring and damper); the body also keeps
+  ``inertia_dt`` (the inertia's share of ``mass``, for the gear's load-dependent
+  friction). The actuator half then finds the motor force ``f`` and the velocity the
+  joint reaches, ``v' = (p + f - friction) / mass`` (``Actuators.velocity``);
+* ``advance(bank, v')`` -> ``(x, v, stopped)``: the joints' position and velocity one
+  step on, and which joints a hard stop holds (None: the body does not say).
+
+Two bodies implement it:
+
+* :class:`JointBodies` (``physics: dynamic``, the default): each joint is a body of its
+  own, one degree of freedom with the config's ``inertia`` and ``load`` (URDF loads at a
+  pose: ``chain.py``); ``v'`` is the new velocity and ``x' = x + v' dt`` (semi-implicit
+  Euler), then the hard stops;
+* ``servo_sim.multibody.body.MujocoBody`` (``physics: mujoco``): MuJoCo integrates the
+  whole model. ``p`` and ``mass`` come from MuJoCo's state (the mass matrix's diagonal,
+  gravity, Coriolis and passive forces at the pose); ``advance`` applies the torque
+  that takes the joint to ``v'`` were it alone, ``inertia/dt * (v' - v)`` less MuJoCo's
+  own forces, and MuJoCo steps the coupled body (gravity at every pose, one joint's
+  acceleration on another, joint limits, contact).
+
+A third engine plugs in as MuJoCo does: a class with this interface, constructed from
+the config (``cls(config)``: it loads its model and checks the ``multibody`` group,
+raising ConfigError), with ``attach(bank)`` (the state at start and after a reset) and
+``configure(bank)`` (the motors' parameters changed), named in
+``config.BODY_ENGINES`` (the ``physics`` value -> ``package.module:Class``, imported
+only when a config asks for it, so the model never imports an engine).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol
+
+import numpy as np
+
+from .config import (
+    BODY_ENGINES,
+    DEFAULT_PLUGIN,
+    ConfigError,
+    SimulationConfig,
+    parse_config,
+    to_dict,
+)
+
+#: the bank (``bank.py``, which imports this module): its arrays, read and written
+MotorBank = Any
+
+
+class Body(Protocol):
+    """What integrates the bank's joints (see the module docstring)."""
+
+    #: each joint's inertia over the step, inertia/dt (kg*m^2/s or kg/s)
+    inertia_dt: np.ndarray
+
+    def attach(self, bank: MotorBank) -> None:
+        """Take the bank's state (start, reset) and parameters."""
+
+    def configure(self, bank: MotorBank) -> None:
+        """Take the bank's parameters (changed at run time), keeping the state."""
+
+    def momentum(self, bank: MotorBank) -> tuple[np.ndarray, np.ndarray]:
+        """``(p, mass)`` of the step, before the motors act."""
+
+    def advance(self, bank: MotorBank, velocity: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``(position, velocity, stopped)`` one step on, the joints reaching ``velocity``
+        (each as if alone)."""
+
+
+class JointBodies:
+    """Each joint a body of its own: the config's inertia and loads (the default)."""
+
+    def __init__(self, config: SimulationConfig | None = None) -> None:
+        self.inertia_dt = np.zeros(0)
+
+    def attach(self, bank: MotorBank) -> None:
+        self.configure(bank)
+
+    def configure(self, bank: MotorBank) -> None:
+        self.inertia_dt = bank.joint_inertia_dt
+
+    def momentum(self, bank: MotorBank) -> tuple[np.ndarray, np.ndarray]:
+        x = bank.position
+        p = bank.joint_inertia_dt * bank.velocity
+        p += bank.constant_load
+        if bank.any_gravity_torque:
+            lever = x if bank.gravity_phase is None else x - bank.gravity_phase
+            p -= bank.gravity_torque * np.cos(lever)
+        bank.servo_loads(p)
+        return p, bank.joint_mass
+
+    def advance(self, bank: MotorBank, velocity: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        x_new = velocity * bank.dt
+        x_new += bank.position
+        stopped = bank.apply_stops(x_new, velocity) if bank.any_stops else None
+        return x_new, velocity, stopped
+
+
+def make_body(config: SimulationConfig) -> Any:
+    """The body of ``config``'s ``physics``: :class:`JointBodies`, or the engine's
+    (``BODY_ENGINES``) built from the config; ConfigError where it cannot be."""
+    target = BODY_ENGINES.get(config.physics)
+    if target is None:
+        return JointBodies(config)
+    module_name, _, name = target.partition(":")
+    module = importlib.import_module(module_name)  # the engine's own import errors say
+    return getattr(module, name)(config)          # which extra installs it
+
+
+def with_physics(config: SimulationConfig, physics: str, model: str | None = None
+                 ) -> SimulationConfig:
+    """``config`` on another body: ``physics`` (``dynamic``, ``kinematic`` or an engine)
+    and, for an engine, its ``model`` file (else the config's ``multibody.model``) and
+    the model as hardware (an engine's body is simulated: the hardware plugin ``sim``,
+    the real servos' settings dropped); the motors as they are. ConfigError as the
+    config's own checks say it."""
+    raw = to_dict(config)
+    raw["physics"] = physics
+    group = dict(raw.pop("multibody", None) or {})
+    if physics in BODY_ENGINES:
+        if model is not None:
+            group["model"] = model
+        raw["multibody"] = group
+        raw["hardware"] = {"plugin": DEFAULT_PLUGIN}
+    elif model is not None:
+        raise ConfigError(f"{config.source}: a model ({model!r}) is for a multibody engine "
+                          f"(physics {' or '.join(BODY_ENGINES)}), not physics {physics!r}")
+    return parse_config(raw, config.source)

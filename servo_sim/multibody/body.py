@@ -1,0 +1,267 @@
+"""MuJoCo as the body of servo_sim's motors: ``physics: mujoco``.
+
+A config names a model and which of its joints each motor drives::
+
+    physics: mujoco
+    multibody:
+      model: so101.urdf          # MJCF or URDF; relative: to the config's directory,
+                                 # then the working directory, then the package's config/
+      joints: {gripper: jaw}     # motor -> joint; a motor not listed drives its namesake
+
+Each step (``servo_sim.model.body``): ``mj_step1`` (the model's state at the pose:
+mass matrix, gravity, Coriolis, passive forces) -> each joint's ``p`` and ``mass`` (the
+mass matrix's diagonal, armature included, over the step) -> servo_sim's actuator (the
+whole law as on its own: PID or firmware law on ticks, dead zone, backlash, envelope,
+friction) -> the torque that would take the joint alone to the velocity the actuator
+found, into ``qfrc_applied`` -> ``mj_step2`` (the coupled body, joint limits, contact).
+
+What servo_sim overrides in the model, each logged in one line at start:
+
+* the timestep: the config's ``basic_time_step_ms``;
+* the model's actuators on a driven joint (``<position>``, ``<motor>``... acting on it
+  through the joint): switched off (gain and bias 0);
+* a driven joint's damping, frictionloss and stiffness: 0, and its armature: the
+  servo's (``actuator.armature``); the servo's friction, viscous friction and damper,
+  spring and rotor inertia are counted once, in servo_sim's actuator;
+* a driven joint's range: the motor's hard stops where the config sets them
+  (``min_stop``/``max_stop``), else the model's own limits;
+* an RK4 model: stepped with ``implicitfast`` (``mj_step1``/``mj_step2`` need a
+  single-step integrator).
+
+The config's ``inertia`` and ``load.gravity_*`` of a motor are not used (the model's
+bodies carry the mass); ``load.external`` is. A ``passive`` motor reads its joint and
+leaves the model's damping and friction on it. Joints no motor names stay the model's
+own (passive, or moved by the model's actuators at ``ctrl`` 0).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..model.config import ConfigError, SimulationConfig, ros_name
+from ..resources import share_candidates
+
+log = logging.getLogger("servo_sim")
+
+#: One line saying which extra installs MuJoCo.
+MISSING = ("physics: mujoco needs MuJoCo, which is not installed: pip install "
+           "'servo_sim[mujoco]' (the mujoco extra: mujoco-core)")
+#: The settings of the ``multibody`` group.
+SETTINGS = ("model", "joints")
+
+
+def import_mujoco() -> Any:
+    """The ``mujoco`` module, or ConfigError saying which extra installs it."""
+    try:
+        import mujoco
+    except ImportError:
+        raise ConfigError(MISSING) from None
+    return mujoco
+
+
+def resolve_model(name: str, source: str) -> Path:
+    """The model file ``name``: as given if absolute, else beside the config file
+    ``source``, in the working directory, in the package's config/."""
+    path = Path(name).expanduser()
+    if path.is_absolute():
+        candidates = [path]
+    else:
+        candidates = ([Path(source).parent / path] if Path(source).is_file() else []) \
+            + [Path.cwd() / path] + share_candidates("config", name)
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(f"{source}: field 'multibody.model' = {name!r}: no such file (looked "
+                      f"in {', '.join(str(c) for c in candidates)})", field="multibody.model",
+                      value=name)
+
+
+def _joint_names(config: SimulationConfig, joints: Any) -> list[str]:
+    """Each motor's joint name (``joints``: motor name or ROS name -> joint name)."""
+    source = config.source
+    if not isinstance(joints, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and v for k, v in joints.items()):
+        raise ConfigError(f"{source}: field 'multibody.joints' = {joints!r}: must map motor "
+                          "names to joint names", field="multibody.joints", value=joints)
+    known = {m.name: m.name for m in config.motors} | {ros_name(m.name): m.name
+                                                         for m in config.motors}
+    for key, joint in joints.items():
+        if key not in known:
+            raise ConfigError(f"{source}: field 'multibody.joints.{key}' = {joint!r}: no "
+                              f"motor {key!r} (motors: {', '.join(known)})",
+                              field=f"multibody.joints.{key}", value=joint)
+    return [joints.get(m.name, joints.get(ros_name(m.name), m.name)) for m in config.motors]
+
+
+class MujocoBody:
+    """The motors' joints in one MuJoCo model (see the module docstring); built from a
+    config, ConfigError naming file, motor, joint and value where it does not fit."""
+
+    def __init__(self, config: SimulationConfig) -> None:
+        mj = self.mj = import_mujoco()
+        source, spec = config.source, dict(config.multibody or {})
+        for key in spec:
+            if key not in SETTINGS:
+                raise ConfigError(f"{source}: field 'multibody.{key}' = {spec[key]!r}: "
+                                  f"unknown; the group takes {', '.join(SETTINGS)}",
+                                  field=f"multibody.{key}", value=spec[key])
+        names = _joint_names(config, spec.get("joints") or {})
+        path = self.path = resolve_model(spec["model"], source)
+        try:
+            model = mj.MjModel.from_xml_path(str(path))
+        except ValueError as exc:  # MuJoCo's own reason (XML Error ...)
+            reason = " ".join(str(exc).split())
+            raise ConfigError(f"{source}: field 'multibody.model' = {spec['model']!r}: MuJoCo "
+                              f"cannot load {path}: {reason}", field="multibody.model",
+                              value=spec["model"]) from None
+        self.model = model
+        kinds = {int(mj.mjtJoint.mjJNT_HINGE): "rotational", int(mj.mjtJoint.mjJNT_SLIDE): "linear"}
+        ids, owner = [], {}
+        for m, joint in zip(config.motors, names, strict=True):
+            where = f"{source}: motor {m.name!r}: field 'multibody.joints.{ros_name(m.name)}' = "
+            jid = mj.mj_name2id(model, mj.mjtObj.mjOBJ_JOINT, joint)
+            if jid < 0:
+                known = [model.joint(i).name for i in range(model.njnt)]
+                raise ConfigError(f"{where}{joint!r}: {path.name} has no joint {joint!r} (its "
+                                  f"joints: {', '.join(known)})", motor=m.name,
+                                  field="multibody.joints", value=joint)
+            kind = kinds.get(int(model.jnt_type[jid]))
+            if kind is None:
+                what = mj.mjtJoint(int(model.jnt_type[jid])).name.removeprefix("mjJNT_")
+                raise ConfigError(f"{where}{joint!r}: a {what.lower()} joint in {path.name}; a "
+                                  "motor drives a hinge or a slide", motor=m.name,
+                                  field="multibody.joints", value=joint)
+            if kind != m.type:
+                what = "hinge" if kind == "rotational" else "slide"
+                raise ConfigError(f"{where}{joint!r}: a {what} joint in {path.name}, the "
+                                  f"motor is {m.type}", motor=m.name,
+                                  field="multibody.joints", value=joint)
+            if jid in owner:
+                raise ConfigError(f"{where}{joint!r}: motor {owner[jid]!r} drives it already "
+                                  f"(two motors on one joint of {path.name})", motor=m.name,
+                                  field="multibody.joints", value=joint)
+            owner[jid] = m.name
+            ids.append(jid)
+        self.joints = np.array(ids, dtype=int)
+        self.joint_names = names
+        self.qadr = model.jnt_qposadr[self.joints].copy()
+        self.dadr = model.jnt_dofadr[self.joints].copy()
+        #: each dof's diagonal element in MjData.M (compressed rows, diagonal last)
+        self.diag = (model.M_rowadr[self.dadr] + model.M_rownnz[self.dadr] - 1).copy()
+        passive = np.array([m.passive for m in config.motors], dtype=bool)
+        self.driven = ~passive
+        self.notes = self._override(config, model)
+        for note in self.notes:
+            log.info("%s: %s", path.name, note)
+        self.data = mj.MjData(model)
+        self.dt = config.basic_time_step_ms / 1000.0
+        self.inertia_dt = np.zeros(len(ids))
+        self._own = np.zeros(len(ids))
+        self.servo_mass = np.zeros(len(ids))
+        self.external = np.zeros(len(ids))
+
+    def _override(self, config: SimulationConfig, model: Any) -> list[str]:
+        """Set what servo_sim models instead of the model; one line each saying what."""
+        mj = self.mj
+        notes = []
+        step = config.basic_time_step_ms / 1000.0
+        notes.append(f"timestep {model.opt.timestep:g} s -> {step:g} s (the config's step)")
+        model.opt.timestep = step
+        if model.opt.integrator == mj.mjtIntegrator.mjINT_RK4:
+            model.opt.integrator = mj.mjtIntegrator.mjINT_IMPLICITFAST
+            notes.append("integrator RK4 -> implicitfast (servo_sim steps between "
+                         "mj_step1 and mj_step2)")
+        driven = {int(j) for j, d in zip(self.joints, self.driven, strict=True) if d}
+        joint_trn = (int(mj.mjtTrn.mjTRN_JOINT), int(mj.mjtTrn.mjTRN_JOINTINPARENT))
+        off = []
+        for a in range(model.nu):
+            if int(model.actuator_trntype[a]) in joint_trn and int(model.actuator_trnid[a, 0]) \
+                    in driven:
+                model.actuator_gainprm[a, :] = 0.0
+                model.actuator_biasprm[a, :] = 0.0
+                off.append(model.actuator(a).name or f"#{a}")
+        if off:
+            notes.append(f"actuators {', '.join(off)} switched off (servo_sim drives their "
+                         "joints)")
+        dofs = self.dadr[self.driven]
+        for field in ("dof_damping", "dof_frictionloss"):
+            values = getattr(model, field)[dofs]
+            if values.any():
+                notes.append(f"{field.removeprefix('dof_')} {_listed(values)} of the driven "
+                             "joints -> 0 (servo_sim's actuator models it)")
+            getattr(model, field)[dofs] = 0.0
+        stiffness = model.jnt_stiffness[self.joints[self.driven]]
+        if stiffness.any():
+            notes.append(f"stiffness {_listed(stiffness)} of the driven joints -> 0 (the "
+                         "motors' spring_constant)")
+        model.jnt_stiffness[self.joints[self.driven]] = 0.0
+        armature = model.dof_armature[dofs]
+        notes.append(f"armature {_listed(armature)} of the driven joints -> the servos' "
+                     "(actuator.armature)")
+        return notes
+
+    # ------------------------------------------------------------------ the Body interface
+
+    def attach(self, bank: Any) -> None:
+        """The model at its reference pose, the motors' joints at the bank's state."""
+        mj, model, data = self.mj, self.model, self.data
+        mj.mj_resetData(model, data)
+        data.qpos[self.qadr] = bank.position
+        data.qvel[self.dadr] = bank.velocity
+        self.configure(bank)
+        mj.mj_forward(model, data)
+
+    def configure(self, bank: Any) -> None:
+        """The servos' parameters into the model: armature, hard stops."""
+        model, driven = self.model, self.driven
+        model.dof_armature[self.dadr[driven]] = bank.armature[driven]
+        stops = bank.stops
+        if stops.any():
+            joints = self.joints[stops]
+            model.jnt_range[joints, 0] = bank.min_stop[stops]
+            model.jnt_range[joints, 1] = bank.max_stop[stops]
+            model.jnt_limited[joints] = 1
+        data = self.data  # mj_setConst computes at qpos0 in data: the state is kept
+        state = [data.qpos.copy(), data.qvel.copy(), data.act.copy(), data.time]
+        self.mj.mj_setConst(model, data)
+        data.qpos[:], data.qvel[:], data.act[:], data.time = state
+        self.servo_mass = bank.servo_mass
+        self.external = bank.external_load
+
+    def momentum(self, bank: Any) -> tuple[np.ndarray, np.ndarray]:
+        data = self.data
+        self.mj.mj_step1(self.model, data)
+        inertia_dt = data.M[self.diag]
+        inertia_dt /= self.dt
+        self.inertia_dt = inertia_dt
+        own = data.qfrc_passive[self.dadr]
+        own -= data.qfrc_bias[self.dadr]
+        self._own = own
+        p = inertia_dt * bank.velocity
+        p += own
+        p += self.external
+        bank.servo_loads(p)
+        return p, inertia_dt + self.servo_mass
+
+    def advance(self, bank: Any, velocity: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, None]:
+        data = self.data
+        torque = velocity - bank.velocity
+        torque *= self.inertia_dt
+        torque -= self._own
+        data.qfrc_applied[self.dadr] = torque
+        self.mj.mj_step2(self.model, data)
+        return data.qpos[self.qadr], data.qvel[self.dadr], None
+
+
+def _listed(values: np.ndarray) -> str:
+    """``values`` in a short form: one number if all equal, else the list."""
+    values = np.asarray(values, dtype=float)
+    if values.size and np.all(values == values[0]):
+        return f"{values[0]:g}"
+    return "[" + ", ".join(f"{v:g}" for v in values) + "]"

@@ -1,0 +1,100 @@
+"""A picture of the SO-101 held by its servos in MuJoCo (docs/multibody.md)::
+
+    MUJOCO_GL=egl python -m servo_sim.multibody.picture docs/multibody.png
+
+config/so101.yaml's six STS3215-7.4V drive config/so101.urdf in MuJoCo for 2 s towards
+a pose; the arm where they hold it is drawn with MuJoCo's offscreen renderer (needs GL:
+``MUJOCO_GL=egl`` or ``osmesa``). The URDF has no meshes: each link is drawn as a
+capsule from its joint to the next, its centre of mass as a sphere; the goal pose as a
+grey ghost, so the sag under the arm's weight shows. matplotlib writes the PNG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..model import Simulation
+from ..model.body import with_physics
+from ..model.config import load_config
+from ..resources import data_file
+from .body import import_mujoco
+
+#: the pose the servos are told (rad)
+POSE = {"shoulder_pan": 0.5, "shoulder_lift": -0.3, "elbow_flex": 0.6, "wrist_flex": 1.2,
+        "wrist_roll": 0.0, "gripper": 0.6}
+
+
+def held_pose(seconds: float = 2.0) -> dict[str, float]:
+    """Where the servos hold the arm after ``seconds`` of model time."""
+    config = load_config(data_file("config", "so101.yaml"))
+    sim = Simulation(with_physics(config, "mujoco", str(data_file("config", "so101.urdf"))))
+    for name, target in POSE.items():
+        sim.motor(name).set_position(target)
+    sim.step(round(seconds * 1000 / sim.basic_time_step_ms))
+    return {m.name: m.position for m in sim}
+
+
+def _drawn(mj, rgba: list[float], ghost: bool):
+    """so101.urdf with a capsule per link (joint to joint) and a sphere at each centre
+    of mass; ``ghost``: without the floor."""
+    spec = mj.MjSpec.from_file(str(data_file("config", "so101.urdf")))
+    spec.compiler.discardvisual = False  # (a URDF's default drops geoms that do not collide)
+    for body in spec.bodies:
+        if body.name == "world":
+            continue
+        children = [c for c in spec.bodies if c.parent is not None and c.parent.name == body.name]
+        for child in children:
+            body.add_geom(type=mj.mjtGeom.mjGEOM_CAPSULE, size=[0.012, 0, 0],
+                          fromto=[0, 0, 0, *child.pos], rgba=rgba, contype=0, conaffinity=0)
+        if body.ipos is not None and body.mass > 0.0:
+            body.add_geom(type=mj.mjtGeom.mjGEOM_SPHERE, size=[0.016, 0, 0], pos=body.ipos,
+                          rgba=[0.85, 0.35, 0.1, rgba[3]], contype=0, conaffinity=0)
+    if not ghost:
+        spec.worldbody.add_geom(type=mj.mjtGeom.mjGEOM_PLANE, size=[0.4, 0.4, 0.01],
+                                rgba=[0.9, 0.9, 0.88, 1])
+        spec.worldbody.add_light(pos=[0.3, -0.3, 1.0], dir=[-0.3, 0.3, -1.0])
+    return spec
+
+
+def render(path: Path, width: int = 640, height: int = 480) -> dict[str, float]:
+    """Draw the held arm (and the goal as a ghost) into ``path``; the held pose."""
+    import matplotlib.image
+
+    mj = import_mujoco()
+    held = held_pose()
+    spec = _drawn(mj, [0.2, 0.4, 0.8, 1.0], ghost=False)
+    goal = _drawn(mj, [0.6, 0.6, 0.6, 0.35], ghost=True)
+    frame = spec.worldbody.add_frame()
+    frame.attach_body(goal.worldbody.first_body(), "goal_", "")
+    model = spec.compile()
+    data = mj.MjData(model)
+    for name, value in held.items():
+        data.qpos[model.joint(name).qposadr[0]] = value
+        data.qpos[model.joint(f"goal_{name}").qposadr[0]] = POSE[name]
+    mj.mj_forward(model, data)
+    camera = mj.MjvCamera()
+    camera.lookat[:] = [0.12, 0.05, 0.15]
+    camera.distance, camera.azimuth, camera.elevation = 0.75, 125.0, -20.0
+    with mj.Renderer(model, height, width) as renderer:
+        renderer.update_scene(data, camera)
+        image = renderer.render()
+    matplotlib.image.imsave(path, np.ascontiguousarray(image))
+    return held
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="the PNG to write")
+    args = parser.parse_args(argv)
+    held = render(args.out)
+    print("held (rad): " + ", ".join(f"{k} {v:+.4f} (goal {POSE[k]:+.2f})"
+                                     for k, v in held.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
