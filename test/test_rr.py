@@ -510,6 +510,42 @@ def test_sigint_ends_the_server_at_once_and_the_client_sees_it(node, tmp_path):
             servo.mode  # noqa: B018
 
 
+@pytest.mark.parametrize("plugin", ["dynamixel", "feetech"])
+def test_sigint_switches_the_real_servos_torque_off(node, tmp_path, plugin):
+    """Real servos behind the door (their emulators over a pty, in a child process):
+    torque on while served, moved by a command wire; after SIGINT and exit 0, each
+    servo's own Torque Enable register reads 0."""
+    from importlib import import_module
+
+    emu = import_module("servo_sim.emulators."
+                        + {"dynamixel": "dxl_emulator", "feetech": "sts_emulator"}[plugin])
+    ids = {"a": 1, "b": 2}
+    with emu.EmulatorProcess(list(ids.values()), realtime=True) as bus:
+        hardware = {"plugin": plugin, "port": bus.port,
+                    "baud_rate": 4000000 if plugin == "dynamixel" else 1000000,
+                    **{name: {"id": i, **({"torque_constant": 1.78}  # XM430-W350
+                                          if plugin == "dynamixel" else {})}
+                       for name, i in ids.items()}}
+        motors = [{"name": name, "max_torque": 1.5, "max_velocity": 4.0, "min_position": -2.5,
+                   "max_position": 2.5} for name in ids]  # within the servos' own limits
+        cfg = {"basic_time_step_ms": 8, "hardware": hardware, "motors": motors}
+        with serving(cfg, tmp_path) as server:
+            a = connect(node, server.urls["a"])
+            state = StateWire(a)
+            # active at once, or after the cycle's retry on a loaded machine
+            state.when(lambda st: st.servo_state_flags & READY, "the bus active")
+            until(lambda: [bus.get(i, emu.TORQUE_ENABLE, 1) for i in ids.values()] == [1, 1],
+                  "torque on")
+            a.mode = POSITION
+            seqno = state.now.seqno
+            a.position_command.Connect().OutValue = servo_command(node, a, 1, seqno, 0.3)
+            state.when(lambda st: st.position_command[0] == 0.3, "the command in force")
+            server.proc.send_signal(signal.SIGINT)
+            assert server.proc.wait(timeout=TIMEOUT) == 0, "".join(server.err)
+            assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in ids.values()] == [0, 0], \
+                "".join(server.err)
+
+
 def _users_file(path: Path, user: str, password: str) -> Path:
     path.write_text(f"{user} {md5(password.encode()).hexdigest()} objectlock\n")
     return path

@@ -7,7 +7,9 @@ and a URL reaches any motor, and each motor has its own ``servo_info``, mode, wi
 per-client downsampling. (A root object with a member per motor would need a robdef of
 our own.)
 
-The host runs the runtime and calls :meth:`Door.publish` after every cycle; the services'
+The host runs the runtime and calls :meth:`Door.publish` after every cycle, which takes
+the sample and leaves the sending to the door's own thread (the latest sample: the
+cycle never waits for Robot Raconteur); the services'
 requests come on Robot Raconteur's threads and go through the hardware system, whose
 bank lock orders them with the cycle. :func:`serve` starts a node and the door: loopback
 only unless asked, behind password authentication with a users file.
@@ -15,7 +17,10 @@ only unless asked, behind password authentication with a users file.
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,11 +31,11 @@ import RobotRaconteur as RR  # noqa: N817 - the name its docs use
 from RobotRaconteurCompanion.StdRobDef import RegisterStdRobDefServiceTypes
 from RobotRaconteurCompanion.Util.DateTimeUtil import DateTimeUtil
 
+from ..hardware.servo_state import servo_states
 from ..model import ros_name
-from ..model.safety import commands
 from ..runtime import Runtime
 from . import info
-from .servo import Servo
+from .servo import STATUS_WINDOW, Servo
 
 #: The Robot Raconteur type of every motor's service.
 SERVO_TYPE = "com.robotraconteur.servo.Servo"
@@ -49,14 +54,24 @@ class Door:
         self._timespec3 = node.GetNamedArrayDType("com.robotraconteur.datetime.TimeSpec3")
         #: servo_state's sequence number: the cycles published so far
         self.seqno = 0
+        #: servo_state's seqnos as clients see them: the last samples sent (every
+        #: cycle's while nobody listens); command wires' status_seqno is checked
+        #: against them (servo.STATUS_WINDOW samples back)
+        self.sent: deque[int] = deque([0], maxlen=STATUS_WINDOW + 1)
         self.servos = [Servo(self, name, ros_name(name)) for name in self.system.sim.motor_names]
         self._listened: list[Servo] = []
         self._next_listen = 0.0
+        #: the latest sample not yet sent, and the sender thread it wakes
+        self._sample: tuple | None = None
+        self._wake = threading.Condition()
+        self._closing = False
+        self._sender = threading.Thread(target=self._send_loop, name="rr-door", daemon=True)
         for servo in self.servos:
             if policy is None:
                 node.RegisterService(servo.service, SERVO_TYPE, servo)
             else:
                 node.RegisterService(servo.service, SERVO_TYPE, servo, policy)
+        self._sender.start()  # the services' wires exist now
 
     def isoch_info(self) -> Any:
         """The rate the wires update at (the runtime's cycles per wall second)."""
@@ -64,30 +79,57 @@ class Door:
         return info.isoch_info(self.types, 1.0 / period, self._epoch)
 
     def publish(self, cycle: Any = None) -> None:
-        """After a cycle: every listened service's wires and pipe, one sample."""
+        """After a cycle: the sample of every motor, for the sender thread to put on the
+        wires and pipes that have clients (a sample the sender had no time for is
+        replaced by the next: Robot Raconteur's sends take ~1 ms each on a busy machine,
+        and the runtime's cycle does not wait for them)."""
         self.seqno += 1
-        now = time.monotonic()
-        if now >= self._next_listen:
-            self._next_listen = now + LISTENERS_PERIOD_S
-            self._listened = [s for s in self.servos if s.listened]
         if not self._listened:
+            self.sent.append(self.seqno)
+            if time.monotonic() >= self._next_listen:  # the sender asks while it sends
+                with self._wake:
+                    self._wake.notify()
             return
-        system = self.system
-        bank = system.sim.bank
-        with bank.lock:  # one consistent sample of every motor
-            modes, flags = system.report()
-            rows = np.stack((bank.position, bank.velocity, bank.joint_acceleration(),
-                             bank.motor_force, *commands(bank)), axis=1)
+        modes, flags, *values = servo_states(self.system)
         spec = self.node.NowTimeSpec()
+        sample = (self.seqno, spec.seconds * 1_000_000 + spec.nanoseconds // 1000, modes,
+                  flags, np.stack(values, axis=1))
+        with self._wake:
+            self._sample = sample
+            self._wake.notify()
+
+    def close(self) -> None:
+        """The sender thread ended (before the node shuts down)."""
+        with self._wake:
+            self._closing = True
+            self._wake.notify()
+        self._sender.join()
+
+    def _send_loop(self) -> None:
+        while True:
+            with self._wake:
+                self._wake.wait_for(lambda: self._sample is not None or self._closing
+                                    or time.monotonic() >= self._next_listen)
+                if self._closing:
+                    return
+                sample, self._sample = self._sample, None
+            if time.monotonic() >= self._next_listen:
+                self._next_listen = time.monotonic() + LISTENERS_PERIOD_S
+                self._listened = [s for s in self.servos if s.listened]
+            if sample is not None:
+                self._send(*sample)
+
+    def _send(self, seqno: int, microseconds: int, modes: np.ndarray, flags: np.ndarray,
+              rows: np.ndarray) -> None:
+        """One sample on every listened service's wires and pipe."""
+        self.sent.append(seqno)
         ts = np.zeros((1,), dtype=self._timespec3)
-        ts[0]["microseconds"] = spec.seconds * 1_000_000 + spec.nanoseconds // 1000
-        ts2 = self._time.TimeSpec2Now()
-        seqno = self.seqno
+        ts[0]["microseconds"] = microseconds
+        ts2 = functools.cache(self._time.TimeSpec2Now)  # once a sample, where a pipe needs it
         for servo in self._listened:
-            clock = self._time.FillDeviceTime(servo.device_info, seqno)
             i = servo.index
             servo.publish(seqno, ts, tuple(rows[i].tolist()), int(modes[i]), int(flags[i]),
-                          ts2, clock)
+                          ts2, lambda s=servo: self._time.FillDeviceTime(s.device_info, seqno))
 
     def url(self, port: int, servo: Servo, host: str = "localhost") -> str:
         return f"rr+tcp://{host}:{port}?service={servo.service}"
@@ -123,6 +165,9 @@ def serve(runtime: Runtime, port: int = 0, *, listen_all: bool = False,
     try:
         RegisterStdRobDefServiceTypes(node)
         door = Door(runtime, node, policy)
-        yield door, setup.tcp_transport.GetListenPort()
+        try:
+            yield door, setup.tcp_transport.GetListenPort()
+        finally:
+            door.close()
     finally:
         setup.close()

@@ -13,6 +13,7 @@ from ..hardware import HardwareSystem
 from ..hardware.base import Capabilities
 from ..model import ROTATIONAL
 from ..model.config import field_minimum
+from ..model.fields import value_type
 from . import params
 
 #: The device capabilities that are seed 004's ``ServoCapabilities`` bits.
@@ -147,7 +148,7 @@ def parameter_info(types: Types, system: HardwareSystem, motor: str) -> list[Any
     for name, value in params.field_values(system, motor).items():
         if not params.live(name):
             continue
-        kind = params.kind(value)
+        kind = value_type(value)
         p = types.new("com.robotraconteur.param.ParameterInfo")
         p.parameter_identifier = types.identifier(name)
         p.parameter_class = types.device_class("parameter", ["live"])

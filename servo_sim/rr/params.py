@@ -16,33 +16,18 @@ from typing import Any
 import numpy as np
 
 from ..hardware import HardwareSystem
-from ..model.config import flatten, motor_to_dict
+from ..model.fields import motor_fields, value_type
 from ..model.simulation import READ_ONLY_FIELDS
 
 
 def field_values(system: HardwareSystem, motor: str) -> dict[str, Any]:
     """The motor's config fields as they stand, by parameter name (``name`` left out)."""
-    values = flatten(motor_to_dict(system.sim.motor(motor).config))
-    del values["name"]
-    return values
+    return motor_fields(system.sim.motor(motor).config)
 
 
 def live(name: str) -> bool:
     """Whether parameter ``name`` may change at run time."""
     return name not in READ_ONLY_FIELDS
-
-
-def kind(value: Any) -> str:
-    """The parameter type of a field's value: bool, integer, double, double_array, string."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "double"
-    if isinstance(value, str):
-        return "string"
-    return "double_array"
 
 
 def _numbers(data: Any) -> np.ndarray | None:
@@ -58,7 +43,7 @@ def _numbers(data: Any) -> np.ndarray | None:
 def convert(motor: str, name: str, current: Any, data: Any) -> Any:
     """``data`` (a varvalue's data) as a value of the field whose value is ``current``;
     ValueError naming motor, parameter and value when the type does not match."""
-    want = kind(current)
+    want = value_type(current)
     numbers = _numbers(data)
     value: Any = None
     if want == "double" and numbers is not None and numbers.size == 1:

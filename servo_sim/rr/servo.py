@@ -15,7 +15,8 @@ and ``error`` is reported by the device: writing either is refused.
 The command wires follow robotraconteur_abstract_robot's rule: a command is taken only in
 its mode and only if its ``seqno`` is not below the last one taken from the same client
 endpoint (the count restarts with a new endpoint), its ``status_seqno`` is within
-:data:`STATUS_WINDOW` of the ``servo_state`` seqno now, and it holds one value. A
+:data:`STATUS_WINDOW` samples of the ``servo_state`` seqno now (the samples the door
+sent: every cycle's while it keeps up), and it holds one value. A
 dropped command changes nothing, is logged (motor, field, value, why) and clears
 ``valid_command`` until a command is taken again.
 """
@@ -25,6 +26,8 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -149,6 +152,12 @@ class Servo:
         self._state: Any = None
         self._sensor_data: Any = None
         self._header: Any = None
+        #: which of position, velocity, servo_state, device_clock_now and the pipe have
+        #: a client (see :attr:`listened`): only those are sent to
+        self._heard = (False,) * 5
+        #: whether a client ever asked for a downsample (until then no step is counted:
+        #: every client takes every sample)
+        self._downsampled = False
 
     def RRServiceObjectInit(self, context: Any, service_path: str) -> None:  # noqa: N802
         """Robot Raconteur's call once registered: the wires exist now."""
@@ -206,6 +215,7 @@ class Servo:
                 f"motor {self.motor!r}: isoch_downsample = {value!r} rejected: 0 to 1000")
         self._downsampler.SetClientDownsample(RR.ServerEndpoint.GetCurrentEndpoint(),
                                               int(value))
+        self._downsampled = self._downsampled or int(value) > 0
 
     @property
     def mode(self) -> int:
@@ -282,14 +292,14 @@ class Servo:
             wire.drop(self.motor, f"{who}: no command")
             return
         values = np.asarray(command.command, dtype=float).reshape(-1)
-        now = self._door.seqno
+        oldest, now = self._door.sent[0], self._door.sent[-1]
         why = ""
         if command.seqno < wire.seqno:
             why = (f"{who}: seqno = {command.seqno} rejected: below the last taken, "
                    f"{wire.seqno} (out of order)")
-        elif abs(int(command.status_seqno) - now) > STATUS_WINDOW:
-            why = (f"{who}: status_seqno = {command.status_seqno} rejected: more than "
-                   f"{STATUS_WINDOW} from servo_state's seqno {now} (stale)")
+        elif not oldest <= int(command.status_seqno) <= now + STATUS_WINDOW:
+            why = (f"{who}: status_seqno = {command.status_seqno} rejected: not within "
+                   f"{STATUS_WINDOW} samples of servo_state's seqno {now} (stale)")
         elif values.size != 1:
             why = (f"{who}: command = {values.tolist()!r} rejected: one value per axis "
                    f"(axis_count 1), not {values.size}")
@@ -312,10 +322,12 @@ class Servo:
 
     @property
     def listened(self) -> bool:
-        """Whether any client is connected to a wire or the pipe."""
-        return any(w.ActiveWireConnectionCount > 0 for w in (
-            self.position, self.velocity, self.servo_state, self.device_clock_now)) \
-            or self.servo_state_sensor_data.ActivePipeEndpointCount > 0
+        """Whether any client is connected to a wire or the pipe (asked anew: the door
+        asks every LISTENERS_PERIOD_S; a send costs ~0.1 ms, so only those are sent to)."""
+        self._heard = (*(w.ActiveWireConnectionCount > 0 for w in (
+            self.position, self.velocity, self.servo_state, self.device_clock_now)),
+            self.servo_state_sensor_data.ActivePipeEndpointCount > 0)
+        return any(self._heard)
 
     def flags(self, reported: int) -> int:
         """The reported flags, ``valid_command`` cleared after a dropped command."""
@@ -325,10 +337,34 @@ class Servo:
         return reported
 
     def publish(self, seqno: int, ts: Any, row: tuple[float, ...], mode: int, flags: int,
-                ts2: Any, clock_now: Any) -> None:
-        """This cycle's values on the wires and the pipe (``row``: position, velocity,
-        acceleration, effort and the three commands; ``ts``, ``ts2``: now as TimeSpec3
-        and TimeSpec2), downsampled per client."""
+                ts2: Callable[[], Any], clock_now: Callable[[], Any]) -> None:
+        """This cycle's values on the wires and the pipe that have a client (``row``:
+        position, velocity, acceleration, effort and the three commands; ``ts``: now as
+        TimeSpec3, ``ts2()`` as TimeSpec2, ``clock_now()`` the DeviceTime), downsampled
+        per client."""
+        on_position, on_velocity, on_state, on_clock, on_pipe = self._heard
+        with RR.BroadcastDownsamplerStep(self._downsampler) if self._downsampled \
+                else nullcontext():
+            if on_position:
+                self.position.OutValue = np.array([row[0]])
+            if on_velocity:
+                self.velocity.OutValue = np.array([row[1]])
+            if on_state or on_pipe:
+                state = self._fill_state(seqno, ts, row, mode, flags)
+            if on_state:
+                self.servo_state.OutValue = state
+            if on_clock:
+                self.device_clock_now.OutValue = clock_now()
+            if on_pipe:
+                header = self._header
+                header.seqno, header.ts = seqno, ts2()
+                data = self._sensor_data
+                data.data_header = header
+                data.servo_state = state
+                self.servo_state_sensor_data.AsyncSendPacket(data, lambda: None)
+
+    def _fill_state(self, seqno: int, ts: Any, row: tuple[float, ...], mode: int,
+                    flags: int) -> Any:
         state = self._state
         state.ts = ts
         state.seqno = seqno
@@ -337,14 +373,4 @@ class Servo:
         p, v, a, e, pc, vc, ec = (np.array([x]) for x in row)
         state.position, state.velocity, state.acceleration, state.effort = p, v, a, e
         state.position_command, state.velocity_command, state.effort_command = pc, vc, ec
-        header = self._header
-        header.seqno, header.ts = seqno, ts2
-        data = self._sensor_data
-        data.data_header = header
-        data.servo_state = state
-        with RR.BroadcastDownsamplerStep(self._downsampler):
-            self.position.OutValue = p
-            self.velocity.OutValue = v
-            self.servo_state.OutValue = state
-            self.device_clock_now.OutValue = clock_now
-            self.servo_state_sensor_data.AsyncSendPacket(data, lambda: None)
+        return state
