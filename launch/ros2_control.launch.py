@@ -2,7 +2,8 @@
 
 ``robot:=so101`` brings up the SO-101 arm (six Feetech STS3215), ``robot:=dynamixel`` a
 pan-tilt pair of XM430s, the default a simulated arm and gripper; ``hardware:=sim``
-simulates a real-servo config, ``hardware:=feetech port:=/dev/ttyACM0`` drives the arm.
+simulates a real-servo config, ``hardware:=feetech port:=/dev/ttyACM0`` drives the arm,
+``physics:=mujoco`` moves the URDF's arm in MuJoCo (servo_sim.multibody).
 
 Starts the servo_sim node (its motors configured by ``config`` and by the URDF's
 ``<limit>`` tags, through its ``robot_description`` parameter), robot_state_publisher,
@@ -37,7 +38,13 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from servo_sim.ros import topic_system
-from servo_sim.ros.launch_args import USE_SIM_TIME, flag, number
+from servo_sim.ros.launch_args import (
+    PHYSICS,
+    USE_SIM_TIME,
+    flag,
+    number,
+    physics_parameters,
+)
 
 SHARE = Path(get_package_share_directory("servo_sim"))
 CONTROLLERS = ("forward_position_controller", "joint_trajectory_controller")
@@ -79,6 +86,7 @@ ARGUMENTS = (
      "the config's hardware.plugin. hardware:=sim simulates a real-servo config."),
     ("port", "", "Serial port of a real-servo config (e.g. /dev/ttyUSB0, /dev/ttyACM0); "
                  "empty: the config's hardware.port."),
+    ("physics", "", PHYSICS),
     ("respawn", "false",
      "Start the servo_sim node again if it exits (after 2 s); the controllers pick its "
      "states up again (README: when the node goes away)."),
@@ -137,6 +145,7 @@ def _nodes(context):
                        "real_time_factor": number(arg("real_time_factor"), "real_time_factor")}
     if arg("hardware"):
         node_parameters["hardware.plugin"] = arg("hardware")
+    node_parameters.update(physics_parameters(arg("physics"), arg("hardware"), urdf_file))
     if arg("port"):
         node_parameters["hardware.port"] = arg("port")
     spawners = [Node(package="controller_manager", executable="spawner",

@@ -8,6 +8,7 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 
 from servo_sim.ros.launch_args import EXECUTOR, LOG_LEVEL, USE_SIM_TIME, servo_sim_node
+from servo_sim.ros.params import ROBOT_RACONTEUR_PORT
 
 ARGUMENTS = (
     ("config", str(Path(get_package_share_directory("servo_sim"), "config", "servo_sim.yaml")),
@@ -18,6 +19,7 @@ ARGUMENTS = (
      "Simulated seconds per wall-clock second; 0 = as fast as possible."),
     ("log_level", "info", LOG_LEVEL),
     ("executor", "auto", EXECUTOR),
+    ("robot_raconteur_port", str(ROBOT_RACONTEUR_PORT.value), ROBOT_RACONTEUR_PORT.description),
 )
 
 

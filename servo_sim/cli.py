@@ -1,6 +1,7 @@
 """``servo-sim``: run and tune the motor model without ROS.
 
     servo-sim run [CONFIG] [--duration S] [--command arm.position=1.0[@T] ...] [--csv F]
+                  [--physics mujoco --model so101.urdf]
     servo-sim step-response [CONFIG] --motor M --target X [--plot out.png] [--csv F]
     servo-sim check [CONFIG]
     servo-sim controller SCRIPT.py [CONFIG] [--duration S] [--real-time-factor F]
@@ -31,7 +32,9 @@ from .command import run as run_command
 from .hardware import START_ATTEMPTS, HardwareSystem
 from .identification.cli import add_commands as add_identification_commands
 from .model import Simulation
+from .model.body import with_physics
 from .model.commands import MOTOR_COMMANDS, MotorCommand
+from .model.config import BODY_ENGINES
 from .record import csv_columns, csv_row, run_steps
 from .runtime import Runtime
 from .webots.cli import add_commands as add_webots_commands
@@ -86,7 +89,10 @@ def _load(args: argparse.Namespace) -> Simulation:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a config on the hardware it names (the model by default), applying timed
     commands, printing a live table and optional CSV."""
-    system = HardwareSystem(load(args).config)
+    config = load(args).config
+    if args.physics is not None or args.model is not None:
+        config = with_physics(config, args.physics or config.physics, args.model)
+    system = HardwareSystem(config)
     sim = system.sim
     try:
         commands = sorted((Command.parse(c) for c in args.command), key=lambda c: c.at)
@@ -256,6 +262,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="1 = wall-clock pace, 0 = as fast as possible (the default for "
                           "the model; real hardware runs at 1)")
     run.add_argument("--quiet", action="store_true", help="no table")
+    run.add_argument("--physics", choices=("dynamic", "kinematic", *BODY_ENGINES),
+                     help="the config's physics instead: mujoco drives the joints of "
+                          "--model (MJCF or URDF) in MuJoCo (the mujoco extra)")
+    run.add_argument("--model", metavar="FILE", help="the multibody model of --physics "
+                     "mujoco (else the config's multibody.model), e.g. so101.urdf")
     run.set_defaults(func=cmd_run)
 
     step = sub.add_parser("step-response", help="step one motor and report its figures")

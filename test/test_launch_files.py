@@ -157,7 +157,8 @@ def test_servo_sim_launch_file_has_one_time_base_and_checks_its_arguments():
     require_ros("launch_ros", need="ros_launch")
     arguments, nodes_with = described("servo_sim.launch.py")
     assert [a.name for a in arguments] == ["config", "namespace", "use_sim_time",
-                                           "real_time_factor", "log_level", "executor"]
+                                           "real_time_factor", "log_level", "executor",
+                                           "robot_raconteur_port"]
     assert all(a.description for a in arguments)
     for sim_time in (False, True):
         (node,) = nodes_with(use_sim_time=str(sim_time).lower(), real_time_factor="2")
@@ -166,8 +167,12 @@ def test_servo_sim_launch_file_has_one_time_base_and_checks_its_arguments():
         parameters["executor"] = yaml.safe_load(parameters["executor"])  # kept as YAML
         assert parameters == {"use_sim_time": sim_time, "real_time_factor": 2.0,
                               "executor": "auto"}
+    (node,) = nodes_with(robot_raconteur_port="62222")  # the door on: its parameter
+    assert _plain(node._Node__parameters[1])["robot_raconteur_port"] == 62222
     for name, value, message in (("use_sim_time", "maybe", "must be true or false"),
-                                 ("real_time_factor", "fast", "must be a number")):
+                                 ("real_time_factor", "fast", "must be a number"),
+                                 ("robot_raconteur_port", "70000",
+                                  r"must be an integer from -1 \(off\) to 65535")):
         with pytest.raises(ValueError, match=f"^{name}:='{value}': {message}$"):
             nodes_with(**{name: value})
 

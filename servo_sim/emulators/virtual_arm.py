@@ -21,10 +21,15 @@ another), the servos' own housings beyond the links' masses, backlash, contact w
 anything (the table, an object in the gripper), cameras. A write of a servo's ID
 register is followed and kept (:mod:`.sts_emulator`).
 
+``--physics mujoco`` puts the servos in MuJoCo's body of the same URDF instead
+(:mod:`servo_sim.multibody`; the ``mujoco`` extra): the coupling of the joints, gravity
+at every pose and the joint limits from MuJoCo, each servo's law as before.
+
 Command line::
 
     servo-sim-so101                      # prints the port, e.g. /dev/pts/5
     servo-sim-so101 --eeprom arm.json    # another arm's EEPROM
+    servo-sim-so101 --physics mujoco     # the servos drive MuJoCo's arm
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ import sys
 from pathlib import Path
 
 from ..model.chain import KinematicTree
-from ..model.config import ConfigError, SimulationConfig, load_config, ros_name
+from ..model.config import BODY_ENGINES, ConfigError, SimulationConfig, load_config, ros_name
 from ..model.urdf import joint_limits
 from ..resources import share_candidates
 from . import emulator, sts_emulator
@@ -59,10 +64,12 @@ def default_eeprom(arm: str) -> Path:
 
 
 def arm_bus(config: SimulationConfig, urdf: str, eeprom: Path | None = None,
-            source: str = "URDF") -> sts_emulator.Bus:
+            source: str = "URDF", physics: str = "dynamic") -> sts_emulator.Bus:
     """The emulated Feetech bus of the arm of ``config`` (its ``hardware`` ids and its
     motors' ``servo`` profile, one for all) whose joints ``urdf`` describes (a joint per
-    motor, by ROS name); ConfigError saying what does not fit."""
+    motor, by ROS name); ConfigError saying what does not fit. ``physics``: ``dynamic``
+    (each joint loaded at the arm's pose) or a multibody engine (``mujoco``: the file
+    ``source`` is its model)."""
     hardware = config.hardware
     if hardware.get("plugin") != "feetech":
         raise ConfigError(f"a virtual arm needs a feetech bus, not {hardware.get('plugin')!r}")
@@ -83,16 +90,19 @@ def arm_bus(config: SimulationConfig, urdf: str, eeprom: Path | None = None,
         low, high = limits[joint].get("min_position"), limits[joint].get("max_position")
         if low is not None and high is not None:
             stops[servo_id] = {"min_stop": low, "max_stop": high}
-    bus = sts_emulator.Bus(list(joints), (), {"servo": profiles.pop()}, eeprom, stops,
-                           emulator.Arm(tree, joints))
+    engine = physics != "dynamic"
+    arm = emulator.Arm(tree, joints, physics=physics, model=source if engine else None)
+    bus = sts_emulator.Bus(list(joints), (), {"servo": profiles.pop()}, eeprom, stops, arm)
     bus.settle(SETTLE_S)
     return bus
 
 
-def so101_bus(eeprom: Path | None = None) -> sts_emulator.Bus:
-    """The SO-101 of ``config/so101.yaml`` and ``config/so101.urdf``."""
+def so101_bus(eeprom: Path | None = None, physics: str = "dynamic") -> sts_emulator.Bus:
+    """The SO-101 of ``config/so101.yaml`` and ``config/so101.urdf`` (``physics``: see
+    :func:`arm_bus`)."""
     urdf = _shared("so101.urdf")
-    return arm_bus(load_config(_shared("so101.yaml")), urdf.read_text(), eeprom, str(urdf))
+    return arm_bus(load_config(_shared("so101.yaml")), urdf.read_text(), eeprom, str(urdf),
+                   physics)
 
 
 class VirtualSO101Process(sts_emulator.EmulatorProcess):
@@ -102,8 +112,10 @@ class VirtualSO101Process(sts_emulator.EmulatorProcess):
     MODULE = "servo_sim.emulators.virtual_arm"
     WHAT = "virtual SO-101"
 
-    def __init__(self, eeprom: Path, realtime: bool = False) -> None:
-        emulator.EmulatorProcess.__init__(self, ["--eeprom", str(eeprom)], realtime)
+    def __init__(self, eeprom: Path, realtime: bool = False, physics: str = "dynamic"
+                 ) -> None:
+        emulator.EmulatorProcess.__init__(
+            self, ["--eeprom", str(eeprom), "--physics", physics], realtime)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,12 +126,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eeprom", type=Path, metavar="FILE", default=default_eeprom("so101"),
                         help="the servos' EEPROM (calibration, limits) kept across restarts "
                              "(default: %(default)s)")
+    parser.add_argument("--physics", choices=("dynamic", *BODY_ENGINES), default="dynamic",
+                        help="dynamic: each joint loaded by the arm at its pose (default); "
+                             "mujoco: the servos drive MuJoCo's arm (the mujoco extra)")
     parser.add_argument("--control", action="store_true",
                         help="take JSON control requests on stdin (VirtualSO101Process)")
     args = parser.parse_args(argv)
     args.eeprom.parent.mkdir(parents=True, exist_ok=True)
     try:
-        bus = so101_bus(args.eeprom)
+        bus = so101_bus(args.eeprom, args.physics)
     except (ConfigError, ValueError, FileNotFoundError) as exc:
         parser.error(str(exc))
     print(f"servo-sim-so101: ids {' '.join(map(str, bus.servos))}, EEPROM kept in "

@@ -34,14 +34,30 @@ LOG_LEVEL = "Log level: debug, info, warn, error or fatal."
 EXECUTOR = "rclpy executor: auto (events where rclpy has it), events or single_threaded."
 
 
+def rr_port_parameter(value: str, name: str = "robot_raconteur_port") -> dict[str, int]:
+    """The node parameter of ``robot_raconteur_port:=`` (an integer in the parameter's
+    range; -1, the default: none, the door is off)."""
+    from .params import ROBOT_RACONTEUR_PORT
+
+    spec = ROBOT_RACONTEUR_PORT
+    try:
+        port = int(value)
+    except ValueError:
+        port = None
+    if port is None or not spec.minimum <= port <= spec.maximum:
+        raise ValueError(f"{name}:={value!r}: must be an integer from {spec.minimum:g} (off) "
+                         f"to {spec.maximum:g}")
+    return {} if port == spec.value else {spec.name: port}
+
+
 def servo_sim_node(namespace: str, config: str, use_sim_time: str, real_time_factor: str,
                    executor: str, log_level: str, env: dict[str, str] | None = None,
-                   parent: int | None = None) -> Any:
+                   parent: int | None = None, robot_raconteur_port: str = "-1") -> Any:
     """The launch action of one servo_sim node (launch_ros ``Node``), its arguments as
     given on the command line, each checked (one line if bad): what servo_sim.launch.py
     starts, and fleet.launch.py once per robot (``env``: variables for this process
     only; ``parent``: the pid of the launch, whose end it then follows, through
-    servo_sim.ros.follow)."""
+    servo_sim.ros.follow; ``robot_raconteur_port``: the node's Robot Raconteur door)."""
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
 
@@ -59,7 +75,8 @@ def servo_sim_node(namespace: str, config: str, use_sim_time: str, real_time_fac
         namespace=namespace,
         output="screen",
         emulate_tty=True,
-        parameters=[config, node_parameters(use_sim_time, real_time_factor, executor)],
+        parameters=[config, {**node_parameters(use_sim_time, real_time_factor, executor),
+                             **rr_port_parameter(robot_raconteur_port)}],
         arguments=["--ros-args", "--log-level", log_level],
         additional_env=env or None,
         prefix=prefix,
@@ -87,3 +104,25 @@ def forked_robots(robots: list[tuple[str, str]], use_sim_time: str, real_time_fa
             *[a for namespace, config in robots for a in ("--robot", namespace, config)],
             *(["--parent", str(parent)] if parent is not None else []),
             "--ros-args", *ros_arguments, "--log-level", log_level]
+
+
+#: The description of ros2_control.launch.py's ``physics`` argument.
+PHYSICS = ("The simulated robot's physics: empty, the config's (each joint on its own); "
+           "mujoco, the motors drive the joints of the robot's URDF in MuJoCo (the "
+           "servo_sim[mujoco] extra), simulated hardware.")
+
+
+def physics_parameters(physics: str, hardware: str, model: str) -> dict[str, str]:
+    """The node parameters of ``physics:=`` (empty: none): an engine's body of the
+    robot's ``model`` file, on simulated hardware (``hardware:=`` empty or sim)."""
+    from ..model.config import BODY_ENGINES, DEFAULT_PLUGIN
+
+    if not physics:
+        return {}
+    if physics not in BODY_ENGINES:
+        raise ValueError(f"physics:={physics!r}: must be empty (the config's) or one of "
+                         + ", ".join(BODY_ENGINES))
+    if hardware not in ("", DEFAULT_PLUGIN):
+        raise ValueError(f"physics:={physics!r} simulates the robot; hardware:={hardware!r} "
+                         f"moves real servos (use hardware:={DEFAULT_PLUGIN} or leave it out)")
+    return {"physics": physics, "multibody.model": model, "hardware.plugin": DEFAULT_PLUGIN}

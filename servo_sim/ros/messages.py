@@ -7,7 +7,7 @@ from typing import Any
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import IntegerRange, ParameterDescriptor, ParameterType
 
 from ..model import ServoMode, StateFlags
 from .params import ParameterSpec
@@ -25,10 +25,14 @@ def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
     No range for a bound on one side only: rqt_reconfigure draws any range as a slider,
     and one up to the largest float cannot be used (issue 19). The minimum is in the
     description and in ``additional_constraints``, and the node's own check refuses a
-    value below it, naming motor, field and value."""
+    value below it, naming motor, field and value. An integer bounded on both sides
+    (robot_raconteur_port) has its range."""
     d = ParameterDescriptor(name=spec.name, type=_TYPES[spec.type],
                             description=spec.description, read_only=spec.read_only)
-    if spec.minimum is not None:
+    if spec.minimum is not None and spec.maximum is not None and spec.type == "integer":
+        d.integer_range = [IntegerRange(from_value=int(spec.minimum),
+                                        to_value=int(spec.maximum), step=1)]
+    elif spec.minimum is not None:
         d.additional_constraints = f">= {spec.minimum:g}"
     return d
 

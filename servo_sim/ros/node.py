@@ -43,6 +43,7 @@ from .live_parameters import SIMULATION_ONLY, EchoFirst, LiveParameters, read_co
 from .logs import RosLogHandler
 from .messages import flag_names
 from .outputs import Outputs
+from .rr_door import open_door
 from .table import FEEDBACK_TOPICS, TableBuilder, table_rows
 
 #: How often (wall time) the node checks which feedback topics have subscribers.
@@ -130,6 +131,8 @@ class ServoSimNode(EchoFirst, Node):
         self.table_timer = self.create_timer(TABLE_PERIOD_S, self._grow_table, clock=steady)
         try:  # a signal from here on: the caller has no node to switch the devices off
             self.hw.start()  # a device that does not answer is retried by the cycle
+            self.rr_door = open_door(self.runtime, settings["robot_raconteur_port"],
+                                     self.outputs.cycle_listeners)
             self.outputs.publish_joint_states()
             self.outputs.publish_clock()
             self.outputs.publish_diagnostics()
@@ -335,7 +338,10 @@ class ServoSimNode(EchoFirst, Node):
                 throttle_duration_sec=5.0)
 
     def stop_hardware(self) -> None:
-        """Real devices torque off and released (idempotent)."""
+        """The Robot Raconteur door closed, real devices torque off and released
+        (idempotent)."""
+        if getattr(self, "rr_door", None) is not None:
+            self.rr_door.close()
         self.hw.shutdown()
 
     def destroy_node(self) -> None:

@@ -16,8 +16,9 @@ from sensor_msgs.msg import JointState
 
 from .. import msg as servo_msgs
 from ..hardware import HardwareSystem
+from ..hardware.servo_state import servo_states
 from ..model import ros_name
-from ..model.safety import Move, commands
+from ..model.safety import Move
 from ..runtime import SENSORS, Cycle
 from .interface import FORCE_SENSOR, MOTOR_TOPICS, POSITION_SENSOR, default_force_topic
 from .messages import diagnostics, stamp
@@ -58,6 +59,8 @@ class Outputs:
         self._seqno = 0
         self._feedback: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._listened = {s: np.zeros(len(hw.sim), dtype=bool) for s in SENSORS}
+        #: called with every cycle after the node's own publishing (another door's)
+        self.cycle_listeners: list[Callable[[Cycle], None]] = []
         self.reset_topics()
 
     def stamp(self, time_ms: int) -> Time:
@@ -70,7 +73,8 @@ class Outputs:
     def publish_cycle(self, cycle: Cycle,
                       goals: Callable[[tuple[Move, ...], tuple[Move, ...]], None]) -> None:
         """/clock first (stamped with the cycle's time), then ``goals`` (the actions'
-        feedback and ends), the sensors that refreshed, joint_states when due."""
+        feedback and ends), the sensors that refreshed, joint_states when due; then
+        the ``cycle_listeners``."""
         time_ms, refreshed, joint_states, ended, feedback, _ = cycle  # (a tuple: fast)
         if self._clock_publisher is not None:
             self.publish_clock()
@@ -80,6 +84,8 @@ class Outputs:
             self._publish_feedback(sensor_name, time_ms)
         if joint_states:
             self.publish_joint_states()
+        for listener in self.cycle_listeners:
+            listener(cycle)
 
     # ------------------------------------------------------------------ feedback topics
 
@@ -154,15 +160,10 @@ class Outputs:
         if listened[0]:
             joint_states.publish(msg)
         if listened[1]:
-            modes, flags = self._hw.report()
-            position_command, velocity_command, effort_command = commands(bank)
             servo_state.publish(servo_msgs.ServoState(
-                header=msg.header, seqno=self._seqno, name=msg.name, mode=modes.tolist(),
-                servo_state_flags=flags.tolist(), position=msg.position,
-                velocity=msg.velocity, acceleration=bank.joint_acceleration().tolist(),
-                effort=msg.effort, position_command=position_command.tolist(),
-                velocity_command=velocity_command.tolist(),
-                effort_command=effort_command.tolist()))
+                header=msg.header, seqno=self._seqno, name=msg.name,
+                **{field: values.tolist()
+                   for field, values in servo_states(self._hw)._asdict().items()}))
 
     def publish_diagnostics(self) -> None:
         """/diagnostics: one status per motor, OK / WARN / ERROR and why."""

@@ -7,6 +7,7 @@ Layout (one node, the config format of ``servo_sim.model.config``)::
 
     publish_clock, real_time_factor, joint_states_rate, start_paused   node settings
     basic_time_step_ms, physics, seed, motors                          read-only
+    multibody.model, multibody.joints.<motor> (physics: mujoco)        read-only
     <motor ROS name>.<field>[.<sub-field>]                             one per motor field
     hardware.plugin, hardware.<setting>[.<motor ROS name>.<setting>]   read-only
 """
@@ -26,7 +27,8 @@ from ..model import (
     parse_config,
     ros_name,
 )
-from ..model.config import field_minimum, flatten, motor_to_dict
+from ..model.config import field_minimum, flatten
+from ..model.fields import motor_fields, value_type
 from ..model.simulation import READ_ONLY_FIELDS
 from .interface import MOTOR_FAMILIES, MOTOR_INTERFACE_CHOICES
 
@@ -43,6 +45,7 @@ class ParameterSpec:
     description: str
     read_only: bool = False
     minimum: float | None = None  # inclusive lower bound, None = unbounded
+    maximum: float | None = None  # inclusive upper bound, None = unbounded
     choices: tuple[str, ...] | None = None  # the values a string may take
 
     @property
@@ -51,22 +54,17 @@ class ParameterSpec:
         return ros_type(self.value)
 
 
-def ros_type(value: Any) -> str:
-    """The ROS parameter type of a plain value ("" if it has none)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "double"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return "string_array"
-    if isinstance(value, (list, tuple)):
-        return "double_array"
-    return ""
+#: The ROS parameter type of a plain value ("" if it has none).
+ros_type = value_type
 
+
+#: The node's Robot Raconteur door (ros/rr_door.py): off unless given a port.
+ROBOT_RACONTEUR_PORT = ParameterSpec(
+    "robot_raconteur_port", -1,
+    "Robot Raconteur door (docs/robot-raconteur.md): every motor also a "
+    "com.robotraconteur.servo.Servo service on this TCP port, loopback only, the same "
+    "motors through the same runtime; -1 = off, 0 = a free port (logged).",
+    read_only=True, minimum=-1, maximum=65535)
 
 #: The node's own settings (names listed in config.NODE_PARAMETERS), with defaults.
 NODE_SPECS: tuple[ParameterSpec, ...] = (
@@ -96,11 +94,13 @@ NODE_SPECS: tuple[ParameterSpec, ...] = (
     ParameterSpec("robot_description", "",
                   "URDF. When set, each motor takes its type and limits from the joint of "
                   "its ROS name (<limit lower upper velocity effort>).", read_only=True),
+    ROBOT_RACONTEUR_PORT,
 )
 
 _TOP_DOCS = {
     "basic_time_step_ms": "Simulation step, ms.",
-    "physics": "dynamic (inertia, forces) or kinematic (Webots without physics).",
+    "physics": "dynamic (inertia, forces), kinematic (Webots without physics) or mujoco "
+               "(the motors drive the joints of multibody.model in MuJoCo).",
     "seed": "Seed of the position-sensor noise.",
     "motors": "Device names of the motors; each has a parameter group named by its ROS name.",
 }
@@ -166,13 +166,6 @@ _FIELD_DOCS = {
 }
 
 
-def motor_field_values(m: MotorConfig) -> dict[str, Any]:
-    """The motor's fields as flat parameter names relative to its group ('load.external')."""
-    fields = motor_to_dict(m)
-    del fields["name"]
-    return flatten(fields)
-
-
 def parameter_specs(config: SimulationConfig) -> list[ParameterSpec]:
     """Every parameter the node declares for ``config``, with the config's values."""
     specs = top_parameter_specs(config)
@@ -182,18 +175,30 @@ def parameter_specs(config: SimulationConfig) -> list[ParameterSpec]:
 
 
 def top_parameter_specs(config: SimulationConfig) -> list[ParameterSpec]:
-    """The read-only parameters of the whole simulation (step, physics, seed, motors)."""
-    return [ParameterSpec(name, value, _TOP_DOCS[name], read_only=True,
-                          minimum=field_minimum(name))
-            for name, value in (("basic_time_step_ms", config.basic_time_step_ms),
-                                ("physics", config.physics), ("seed", config.seed),
-                                ("motors", [m.name for m in config.motors]))]
+    """The read-only parameters of the whole simulation (step, physics, seed, motors,
+    and a multibody engine's ``multibody.*``: its model and joints)."""
+    specs = [ParameterSpec(name, value, _TOP_DOCS[name], read_only=True,
+                           minimum=field_minimum(name))
+             for name, value in (("basic_time_step_ms", config.basic_time_step_ms),
+                                 ("physics", config.physics), ("seed", config.seed),
+                                 ("motors", [m.name for m in config.motors]))]
+    for name, value in flatten(config.multibody or {}).items():
+        doc = _MULTIBODY_DOCS.get(name.partition(".")[0], "Multibody engine setting.")
+        specs.append(ParameterSpec(f"multibody.{name}", value, doc, read_only=True))
+    return specs
+
+
+_MULTIBODY_DOCS = {
+    "model": "The multibody model (MJCF or URDF) whose joints the motors drive "
+             "(physics: mujoco).",
+    "joints": "The joint a motor drives (multibody.joints.<motor>; default: its namesake).",
+}
 
 
 def motor_parameter_specs(m: MotorConfig) -> list[ParameterSpec]:
     """The parameters of one motor (``<ROS name>.<field>``), with its config's values."""
     specs = []
-    for field, value in motor_field_values(m).items():
+    for field, value in motor_fields(m).items():
         if isinstance(value, list):
             value = [float(v) for v in value]
         specs.append(ParameterSpec(f"{ros_name(m.name)}.{field}", value,
@@ -242,9 +247,14 @@ def node_settings(params: Mapping[str, Any], source: str = "<parameters>") -> di
         value = params.get(spec.name, spec.value)
         if isinstance(spec.value, float) and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
-        if ros_type(value) != spec.type or (spec.minimum is not None and value < spec.minimum):
-            rule = spec.type + (f" >= {spec.minimum}" if spec.minimum is not None else "")
-            raise ConfigError(f"{source}: parameter {spec.name!r} = {value!r}: must be a {rule}")
+        if ros_type(value) != spec.type or (spec.minimum is not None and value < spec.minimum) \
+                or (spec.maximum is not None and value > spec.maximum):
+            rule = spec.type + (f" from {spec.minimum:g} to {spec.maximum:g}"
+                                if spec.maximum is not None
+                                else f" >= {spec.minimum}" if spec.minimum is not None else "")
+            article = "an" if spec.type == "integer" else "a"
+            raise ConfigError(f"{source}: parameter {spec.name!r} = {value!r}: must be "
+                              f"{article} {rule}")
         if spec.type == "double" and not math.isfinite(value):  # as the config's numbers
             raise ConfigError(f"{source}: parameter {spec.name!r} = {value!r}: must be finite")
         values = value if isinstance(value, list) else [value]
@@ -272,6 +282,8 @@ def _one_time_base(params: Mapping[str, Any], settings: dict[str, Any], source: 
 
 
 def config_from_parameters(params: Mapping[str, Any], source: str) -> SimulationConfig:
-    """Validate the node's parameters (flat rclpy names) into a SimulationConfig."""
-    return parse_config(from_ros_parameters(params, source), source)
+    """Validate the node's parameters (flat rclpy names) into a SimulationConfig (the
+    node's own settings left out: they are not the model's)."""
+    model = {k: v for k, v in params.items() if k not in {s.name for s in NODE_SPECS}}
+    return parse_config(from_ros_parameters(model, source), source)
 
