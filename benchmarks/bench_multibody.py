@@ -1,0 +1,135 @@
+"""Seconds per step of the SO-101 in MuJoCo driven by servo_sim, side by side in one run.
+
+Per row (one arm, ten arms in one model: 6 and 60 STS3215-7.4V servos at 1 kHz, each
+holding a pose under the arm's weight, sensors sampled every 8 ms):
+
+* floor   - the same model stepped by MuJoCo alone with its own ``<position>``
+            actuators (MuJoCo Menagerie's SO-101 gains: kp 998.22, kv 2.731, forcerange
+            +-2.94), in C (``mujoco.rollout``: no Python between steps);
+* mj_step - the same, one ``mujoco.mj_step`` call per step from Python;
+* joints  - servo_sim's per-joint integration of the same servos (``physics:
+            dynamic``, no MuJoCo): what the servo law costs on its own;
+* mujoco  - servo_sim's servos driving MuJoCo's body (``physics: mujoco``).
+
+Each figure is the best of several repeats, interleaved so that all see the same
+machine. Run: ``python benchmarks/bench_multibody.py [--arms 1 10] [--repeats 5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import mujoco
+import mujoco.rollout
+import numpy as np
+
+from servo_sim.model import Simulation
+from servo_sim.model.config import load_config, to_dict
+
+REPO = Path(__file__).resolve().parents[1]
+URDF = REPO / "config" / "so101.urdf"
+#: the pose every arm holds (rad), and MuJoCo Menagerie's robotstudio_so101 actuator
+POSE = {"shoulder_pan": 0.3, "shoulder_lift": -0.6, "elbow_flex": 0.9, "wrist_flex": 0.4,
+        "wrist_roll": 0.2, "gripper": 0.5}
+KP, KV, FORCE = 998.22, 2.731, 2.94
+
+
+def arms_model(arms: int, directory: Path, actuators: bool) -> Path:
+    """``arms`` copies of so101.urdf side by side in one MJCF (joints ``a<k>_<joint>``),
+    1 ms; with ``actuators``, Menagerie's position actuator on every joint."""
+    world = mujoco.MjSpec()
+    world.option.timestep = 0.001
+    for k in range(arms):
+        frame = world.worldbody.add_frame(pos=[0.5 * k, 0.0, 0.0])
+        frame.attach_body(mujoco.MjSpec.from_file(str(URDF)).worldbody.first_body(),
+                          f"a{k}_", "")
+    if actuators:
+        for k in range(arms):
+            for joint in POSE:
+                actuator = world.add_actuator(name=f"a{k}_{joint}", target=f"a{k}_{joint}",
+                                              trntype=mujoco.mjtTrn.mjTRN_JOINT)
+                actuator.set_to_position(kp=KP, kv=KV)
+                actuator.forcelimited = True
+                actuator.forcerange = [-FORCE, FORCE]
+    path = directory / f"arms{arms}{'_position' if actuators else ''}.xml"
+    path.write_text(world.to_xml())
+    return path
+
+
+def servo_sim(arms: int, model: Path | None) -> Simulation:
+    """config/so101.yaml's servos for ``arms`` arms at 1 ms, holding POSE; ``model``:
+    in MuJoCo, else each joint on its own."""
+    base = to_dict(load_config(REPO / "config" / "so101.yaml"))["motors"]
+    motors = [{**m, "name": f"a{k}_{m['name']}"} for k in range(arms) for m in base]
+    raw = {"basic_time_step_ms": 1, "motors": motors}
+    if model is not None:
+        raw.update(physics="mujoco", multibody={"model": str(model)})
+    sim = Simulation.from_config(raw)
+    for k in range(arms):
+        for joint, target in POSE.items():
+            sim.motor(f"a{k}_{joint}").set_position(target)
+    sim.step(500)  # at rest
+    return sim
+
+
+def best(fn, steps: int) -> float:
+    t0 = time.perf_counter()
+    fn(steps)
+    return (time.perf_counter() - t0) / steps
+
+
+def measure(arms: int, steps: int, repeats: int, directory: Path) -> dict[str, float]:
+    floor_path = arms_model(arms, directory, actuators=True)
+    model = mujoco.MjModel.from_xml_path(str(floor_path))
+    data = mujoco.MjData(model)
+    data.ctrl[:] = [POSE[j] for _ in range(arms) for j in POSE]
+    mujoco.mj_step(model, data, 500)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    state = np.empty((1, mujoco.mj_stateSize(model, spec)))
+    mujoco.mj_getState(model, data, state[0], spec)
+    control = np.tile(data.ctrl, (1, steps, 1))
+
+    def floor(n: int) -> None:
+        mujoco.rollout.rollout(model, data, state, control[:, :n])
+
+    def mj_step(n: int) -> None:
+        for _ in range(n):
+            mujoco.mj_step(model, data)
+
+    joints = servo_sim(arms, None)
+    ours = servo_sim(arms, arms_model(arms, directory, actuators=False))
+    runs = {"floor": floor, "mj_step": mj_step, "joints": joints.step, "mujoco": ours.step}
+    out = {name: float("inf") for name in runs}
+    for _ in range(repeats):
+        for name, fn in runs.items():
+            out[name] = min(out[name], best(fn, steps))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--arms", type=int, nargs="+", default=[1, 10])
+    parser.add_argument("--steps", type=int, default=2000, help="steps per repeat")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    print(f"servo_sim multibody benchmark: SO-101 arms at 1 kHz, Python "
+          f"{platform.python_version()}, MuJoCo {mujoco.__version__}, numpy "
+          f"{np.__version__}, {platform.machine()}")
+    print(f"{'arms':>5} {'servos':>6}  {'floor s/step':>12} {'mj_step':>10} {'joints':>10} "
+          f"{'mujoco':>10}  {'x real time':>11}  {'mujoco/floor':>12}  {'mujoco/joints':>13}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for arms in args.arms:
+            r = measure(arms, args.steps, args.repeats, Path(tmp))
+            print(f"{arms:>5} {6 * arms:>6}  {r['floor']:>12.3e} {r['mj_step']:>10.3e} "
+                  f"{r['joints']:>10.3e} {r['mujoco']:>10.3e}  {0.001 / r['mujoco']:>10.1f}x"
+                  f"  {r['mujoco'] / r['floor']:>11.1f}x  {r['mujoco'] / r['joints']:>12.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
