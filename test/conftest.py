@@ -34,6 +34,15 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ["ROS_DOMAIN_ID"] = os.environ.get("SERVO_SIM_TEST_DOMAIN_ID",
                                              str(60 + os.getpid() % 40))
 
+# The emulated buses answer through a pseudo-terminal from a child process, and the
+# kernel hands a pty's bytes on through a worker at normal priority: on a loaded machine
+# a reply can come later than the SDKs' reply timeout (twice the USB adapter's latency
+# timer, 16 ms, plus 2 ms), a delay of this machine, not of the servo. In this process the
+# SDKs wait as they would behind an adapter whose latency timer is 100 ms (about 0.2 s);
+# lost and corrupt replies are still tested, by silencing and corrupting them.
+for _sdk in ("scservo_sdk.port_handler", "dynamixel_sdk.port_handler"):
+    importlib.import_module(_sdk).LATENCY_TIMER = 100
+
 # Property tests draw the same examples on every run (derandomize): a failure is one that
 # every run finds, not one run in six; the cases that must never be missed are
 # @example's. HYPOTHESIS_PROFILE=explore draws new random examples, and more of them.
