@@ -328,3 +328,75 @@ def test_an_actuator_needs_dynamic_physics():
     with pytest.raises(ConfigError, match=r"motor 'm'.*'actuator'.*dynamic"):
         parse_config({"physics": "kinematic", "motors": [{"name": "m",
                                                           "actuator": {"friction": 1.0}}]})
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+@pytest.mark.parametrize(("beyond", "max_torque", "force"), [
+    (10, 10.0, 0.32 * 2.0),  # duty 32 x 10 / 1000 of the 2 N*m drive at speed 0
+    (1000, 10.0, 2.0),  # duty 32 > 1: the full drive, the stall torque
+    (1000, 1.2, 1.2),  # the full drive, capped by max_torque
+])
+def test_a_firmware_motor_held_by_a_hard_stop_pushes_with_its_duty_at_speed_0(
+        sign, beyond, max_torque, force):
+    """The feetech law (P 32 per tick, 0.1 % units) told to go ``beyond`` ticks past a hard
+    stop 100 ticks out, on either side: at rest on the stop it pushes with duty x drive
+    (the envelope at speed 0), within +-min(drive, max_torque), towards the target."""
+    sim = motor({**ENVELOPE, "resolution": 4096, "control": "feetech", "gains": [32, 0, 0]},
+                max_torque=max_torque, min_stop=-100 * TICK, max_stop=100 * TICK)
+    m = sim.motors[0]
+    m.set_position(sign * (100 + beyond) * TICK)
+    sim.step(1000)
+    assert m.position == sign * 100 * TICK
+    assert m.velocity == 0.0
+    assert m.motor_force == pytest.approx(sign * force, rel=1e-9)
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_the_feetech_law_adds_i_per_tick_and_firmware_period(sign):
+    """P 32, I 1 on a constant error of +-10 ticks (too heavy to move): the sum grows by
+    10 ticks each 1 ms firmware period, so the duty after k steps of 1 ms is
+    (32 x 10 + 1 x 10 k) / 1000 = 0.32 + 0.01 k, x 2 N*m at rest."""
+    sim = motor({**ENVELOPE, "resolution": 4096, "control": "feetech", "gains": [32, 1, 0]},
+                inertia=1e6)
+    m = sim.motors[0]
+    m.set_position(sign * 10 * TICK)
+    for k in range(1, 6):
+        sim.step()
+        assert m.motor_force == pytest.approx(sign * (0.32 + 0.01 * k) * 2.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_saturated_firmware_duty_turns_the_gear_across_the_gap_at_its_free_speed(sign):
+    """P 32 towards +-1000 ticks: the set-point runs at the 20 rad/s speed limit (13.04
+    ticks a 1 ms step), so the duty is 0.417, 0.834, then 1.25... saturated at +-1; the
+    massless gear turns at duty x the free speed 5 rad/s across the backlash (half gap
+    0.025 rad): 2.09, 6.26, 11.26, 16.26, 21.26 mrad after 5 steps, no torque reaching
+    the (too heavy to move) output; past 25 mrad at the 6th, the stall torque, +-2 N*m.
+    An unsaturated duty (1.25, 1.67) would close the gap a step earlier."""
+    sim = motor({**ENVELOPE, "resolution": 4096, "control": "feetech", "gains": [32, 0, 0],
+                 "backlash": 0.05}, inertia=1e6)
+    m = sim.motors[0]
+    m.set_position(sign * 1000 * TICK)
+    forces = []
+    for _ in range(8):
+        sim.step()
+        forces.append(m.motor_force)
+    assert forces[:5] == [0.0] * 5
+    assert forces[5:] == pytest.approx([sign * 2.0] * 3, rel=1e-6)
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_in_a_bank_with_one_encoder_only_that_motor_sees_whole_ticks(sign):
+    """a has an encoder (4096 ticks a turn), b none: P control to +-0.3 rad (195.57 ticks)
+    settles b on the target exactly; a's controller sees 195 or 196 whole ticks, never
+    the target, so a dithers about the boundary between them, 195.5 ticks; b's position
+    is not rounded to ticks nor to whole radians."""
+    sim = Simulation(parse_config({"basic_time_step_ms": 1, "motors": [
+        {"name": "a", "max_torque": 10.0, "actuator": {"resolution": 4096}},
+        {"name": "b", "max_torque": 10.0}]}))
+    a, b = sim.motors
+    a.set_position(sign * 0.3)
+    b.set_position(sign * 0.3)
+    sim.step(3000)
+    assert b.position == pytest.approx(sign * 0.3, abs=1e-9)
+    assert a.position == pytest.approx(sign * 195.5 * TICK, abs=0.05 * TICK)

@@ -293,3 +293,32 @@ def test_reset_returns_to_the_initial_state():
     assert (sim.time, m.position, m.velocity, m.energy) == (0.0, 0.2, 0.0, 0.0)
     assert m.get_target_position() == 0.2 and m.get_velocity() == 10.0
     assert math.isnan(m.get_position())
+
+
+@pytest.mark.parametrize("infinity", [math.inf, -math.inf])
+@pytest.mark.parametrize("multiplier", [2.0, -2.0])
+def test_an_infinite_position_stays_that_infinity_in_the_target_the_controller_uses(
+        infinity, multiplier):
+    # +-inf is not multiplied (SPEC §2.1): the target the controller uses is the very
+    # infinity given, whatever the multiplier's sign, and the signed velocity drives
+    sim, m = one(**AMPLE, multiplier=multiplier)
+    m.set_position(infinity)
+    m.set_velocity(-1.0)
+    sim.step(5)
+    assert m.target_position == infinity
+    assert m.get_target_position() == infinity
+    assert m.position == pytest.approx(5 * -1.0 * multiplier * DT, abs=1e-12)
+
+
+@pytest.mark.parametrize("physics", ["dynamic", "kinematic"])
+def test_an_acceleration_of_0_is_accepted_and_nothing_accelerates(physics):
+    # SPEC §2.1: -1 (unlimited) or >= 0; 0 is a limit of 0 rad/s^2: from rest the motor
+    # stays at rest under a velocity command of either sign and under a position command
+    sim, m = one(**AMPLE, physics=physics)
+    m.set_acceleration(0.0)
+    assert m.get_acceleration() == 0.0
+    for command in ((math.inf, 2.0), (math.inf, -2.0), (1.0, 2.0), (-1.0, 2.0)):
+        m.set_position(command[0])
+        m.set_velocity(command[1])
+        sim.step(10)
+        assert (m.position, m.velocity) == (0.0, 0.0)

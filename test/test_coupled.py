@@ -102,3 +102,19 @@ def test_clipping_warnings_name_the_motor_that_clipped(caplog):
     a.set_position(1.2)  # b: 0.6 > 0.5 and c: 4.8 > 4 and d: -4.8 < -4 clip; a: 2.4 > 2
     for name in ("w::a", "w::b", "w::c", "w::d"):
         assert f"motor '{name}': position" in caplog.text
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_relayed_force_is_clipped_silently_a_single_motors_with_a_warning(caplog, sign):
+    """Webots silences the force clipping warning of coupled motors: +-30 to w::a gives
+    +-60, +-15, +-120 -> +-100 and -+120 -> -+100 (max_torque 100), without a word; +-150
+    to the single motor is clipped to +-100 and said."""
+    caplog.set_level("WARNING", logger="servo_sim")
+    sim, (a, _, _, _, solo) = wheels()
+    a.set_torque(sign * 30.0)
+    assert list(sim.bank.applied_force[:4]) == [sign * 60.0, sign * 15.0, sign * 100.0,
+                                                 -sign * 100.0]
+    assert caplog.text == ""
+    solo.set_torque(sign * 150.0)
+    assert sim.bank.applied_force[4] == sign * 100.0
+    assert f"motor 'solo': torque {sign * 150:g} exceeds the available force" in caplog.text

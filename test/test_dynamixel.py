@@ -550,3 +550,70 @@ def test_a_failed_bus_stops_the_servos_that_follow_a_velocity(bus, hw):
     hw.cycle()
     assert hw.state is LifecycleState.UNCONFIGURED
     assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 3)] == [1, 0]
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_servo_not_in_position_control_has_its_goal_position_where_it_is(bus, hw, sign):
+    """Velocity (a), current (b) and off (c): the Goal Position written is the present
+    position (2048 +- 300 ticks), so that a torque-on or a mode switch before the next
+    goal holds the servo where it is rather than sending it to a stale or zero goal."""
+    bus.freeze()
+    hw.command("a", Motor.set_position, math.inf)
+    hw.command("a", Motor.set_velocity, sign * 1.0)
+    hw.command("b", Motor.set_torque, sign * 0.5)
+    hw.command("c", Motor.set_available_torque, 0.0)
+    for servo in (1, 2, 3):
+        bus.set(servo, emu.PRESENT_POSITION, 4, 2048 + sign * 300)
+    hw.cycle()
+    for servo in (1, 2, 3):
+        assert bus.get(servo, emu.GOAL_POSITION, 4) == 2048 + sign * 300
+
+
+@pytest.mark.parametrize("speed", [0.0, 0.01, -0.01])
+def test_a_speed_limit_or_acceleration_of_about_0_is_the_slowest_profile_not_unlimited(
+        bus, hw, speed):
+    """Profile Velocity / Acceleration 0 mean 'unlimited' on an X servo (e-Manual): a speed
+    limit of 0 or +-0.01 rad/s (0.42 units of 0.229 rpm) and an acceleration of 0 are
+    written as 1, the slowest profile; only acceleration -1 (Webots' unlimited) is 0."""
+    bus.freeze()
+    hw.command("a", Motor.set_position, 0.5)
+    hw.command("a", Motor.set_velocity, speed)
+    hw.command("a", Motor.set_acceleration, 0.0)
+    hw.cycle()
+    assert bus.get(1, emu.PROFILE_VELOCITY, 4) == 1
+    assert bus.get(1, emu.PROFILE_ACCELERATION, 4) == 1
+    hw.command("a", Motor.set_acceleration, -1.0)
+    hw.cycle()
+    assert bus.get(1, emu.PROFILE_ACCELERATION, 4) == 0
+
+
+def test_i_and_d_gains_beyond_the_registers_are_clipped_each_with_its_own_warning(
+        bus, hw, caplog):
+    """I 1.0 is 65536 units (x 65536), D 2000 is 32000 (x 16): both clipped to 16383 and
+    each said by its own name; P 1.0 (128 units) fits and is not."""
+    with caplog.at_level(logging.WARNING, "servo_sim"):
+        hw.command("c", Motor.set_control_pid, 1.0, 1.0, 2000.0)
+        hw.cycle()
+    assert bus.get(3, emu.POSITION_P_GAIN, 2) == 128
+    assert bus.get(3, emu.POSITION_I_GAIN, 2) == 16383
+    assert bus.get(3, emu.POSITION_D_GAIN, 2) == 16383
+    assert "motor 'c': I gain 1 is 65536 register units, beyond 16383; clipped" in caplog.text
+    assert "motor 'c': D gain 2000 is 32000 register units, beyond 16383; clipped" \
+        in caplog.text
+    assert "P gain" not in caplog.text
+
+
+@pytest.mark.parametrize(("p", "units", "warned"), [
+    (127.994140625, "", False),  # x 128 = 16383.25: rounds to 16383, fits
+    (127.99609375, "16383.5", True),  # x 128 = 16383.5: rounds to 16384, beyond
+])
+def test_a_gain_is_said_clipped_only_where_it_rounds_beyond_the_register(
+        bus, hw, caplog, p, units, warned):
+    with caplog.at_level(logging.WARNING, "servo_sim"):
+        hw.command("c", Motor.set_control_pid, p, 0.0, 0.0)
+        hw.cycle()
+    assert bus.get(3, emu.POSITION_P_GAIN, 2) == 16383
+    assert ("P gain" in caplog.text) == warned
+    if warned:
+        assert f"motor 'c': P gain {p:g} is {units} register units, beyond 16383; clipped" \
+            in caplog.text

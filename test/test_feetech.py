@@ -811,3 +811,37 @@ def test_shutdown_switches_every_torque_off(bus):
     assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [1, 1, 1]
     system.shutdown()
     assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_servo_not_in_position_control_has_its_goal_position_where_it_is(
+        bus, reversed_b, sign):
+    """Wheel mode (a; b turning against its servo) and off (c): the Goal Position written
+    is the present position (2048 +- 300 ticks), the round trip through either direction,
+    so that a torque-on or mode switch before the next goal holds the servo where it is."""
+    for name in ("a", "b"):
+        reversed_b.command(name, Motor.set_position, math.inf)
+        reversed_b.command(name, Motor.set_velocity, sign * 1.0)
+    reversed_b.command("c", Motor.set_available_torque, 0.0)
+    for servo in (1, 2, 3):
+        bus.set(servo, emu.PRESENT_POSITION, 2, 2048 + sign * 300)
+    reversed_b.cycle()
+    for servo in (1, 2, 3):
+        assert bus.get(servo, emu.GOAL_POSITION, 2) == 2048 + sign * 300
+
+
+@pytest.mark.parametrize("speed", [0.0, 0.0005, -0.0005])
+def test_a_speed_limit_or_acceleration_of_about_0_is_the_slowest_not_unlimited(bus, hw, speed):
+    """Goal Speed / Acceleration 0 mean 'as fast as it can' on an STS servo: a speed limit
+    of 0 or +-0.0005 rad/s (0.33 ticks/s) and an acceleration of 0 are written as 1, the
+    slowest; only acceleration -1 (Webots' unlimited) is 0."""
+    bus.freeze()
+    hw.command("a", Motor.set_position, 0.5)
+    hw.command("a", Motor.set_velocity, speed)
+    hw.command("a", Motor.set_acceleration, 0.0)
+    hw.cycle()
+    assert bus.get(1, emu.GOAL_SPEED, 2) == 1
+    assert bus.get(1, emu.ACCELERATION, 1) == 1
+    hw.command("a", Motor.set_acceleration, -1.0)
+    hw.cycle()
+    assert bus.get(1, emu.ACCELERATION, 1) == 0

@@ -472,3 +472,49 @@ def test_reset_e_stop_says_so_once_and_releases_the_latch(caplog):
         ("INFO", "motor 'm0': e-stop reset (still disabled: call enable)")]
     assert not sim.bank.e_stop[0] and m.flags & StateFlags.E_STOP == 0
     assert m.mode is ServoMode.DISABLED
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_speed_limit_during_a_move_ends_it_in_position_control(sign):
+    """set_velocity during a move (position control: its magnitude is the speed limit)
+    aborts the move; the motor is then in position control (mode POSITION), not a move
+    without a profile."""
+    sim, m = one(**STRONG)
+    move = m.trapezoidal_move(sign * 1.0, 0.0, 2.0, 8.0)
+    sim.step(10)
+    assert m.mode is ServoMode.TRAPEZOIDAL
+    m.set_velocity(sign * 0.5)
+    assert move.state == "aborted"
+    assert m.mode is ServoMode.POSITION and m.move is None
+    assert m.get_velocity() == sign * 0.5
+
+
+@pytest.mark.parametrize("final", [1.0, -1.0])
+@pytest.mark.parametrize("limits", [{"min_position": -0.5, "max_position": 0.5},
+                                    {"min_stop": -0.5, "max_stop": 0.5}])
+def test_a_move_arriving_at_a_velocity_of_either_sign_is_refused_within_limits(
+        limits, final):
+    """With soft limits or hard stops the motor would go on past the target at either
+    sign of target velocity: both are refused, naming it, and nothing changes."""
+    sim, m = one(**limits)
+    m.set_position(0.2)
+    before = snapshot(sim)
+    with pytest.raises(ValueError, match=f"motor 'm0': target_velocity = {final!r} rejected: "
+                       "must be 0 with soft limits or hard stops"):
+        m.trapezoidal_move(0.0, final, 2.0, 8.0)
+    assert_unchanged(before, snapshot(sim))
+    assert m.mode is ServoMode.POSITION and m.move is None
+
+
+def test_a_move_on_a_motor_whose_acceleration_limit_is_0_is_refused():
+    """set_acceleration(0): the motor cannot accelerate, so no move can be planned: the
+    move is refused naming max_acceleration (0 is a limit, not -1's unlimited)."""
+    sim, m = one()
+    m.set_acceleration(0.0)
+    m.set_position(0.2)
+    before = snapshot(sim)
+    with pytest.raises(ValueError, match=r"motor 'm0': max_acceleration = 8\.0 rejected: the "
+                       "motor's limit is 0"):
+        m.trapezoidal_move(1.0, 0.0, 2.0, 8.0)
+    assert_unchanged(before, snapshot(sim))
+    assert m.mode is ServoMode.POSITION and m.move is None
