@@ -279,8 +279,6 @@ def test_a_move_of_one_motor_leaves_the_other_on_its_own_law(sign):
         assert b.position == pytest.approx(want[k][0], abs=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="open bug (bank.py, kinematic): a move that arrives at "
-                   "a velocity ends slower (0.28 rad/s) and ramps back up to it")
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_a_move_that_arrives_at_a_velocity_goes_straight_on_at_it(sign):
     """0 -> 0.5 rad arriving at 0.5 rad/s, within 1 rad/s and 2 rad/s^2 (the motor's

@@ -266,6 +266,9 @@ class Supervisor:
                                                   target / bank.multiplier[group])
         bank.target_velocity[group] = np.where(moving, velocity, bank.target_velocity[group])
         bank.requested_velocity[group] = bank.target_velocity[group] / bank.multiplier[group]
+        # going on: from the profile's end velocity, not the last step's mean (the
+        # velocity ramp starts from the command in force)
+        bank.command_velocity[group] = np.where(moving, velocity, bank.command_velocity[group])
         bank.mode[group] = np.where(moving, ServoMode.VELOCITY, ServoMode.POSITION)
         bank.last_command_ms[group] = bank.time_ms  # the watchdog counts from the arrival
         move._finish("succeeded")
