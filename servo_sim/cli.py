@@ -31,6 +31,8 @@ from .command import CliError
 from .command import run as run_command
 from .hardware import START_ATTEMPTS, HardwareSystem
 from .identification.cli import add_commands as add_identification_commands
+from .load import config_argument as _config_argument
+from .load import load_arguments as load
 from .model import Simulation
 from .model.body import with_physics
 from .model.commands import MOTOR_COMMANDS, MotorCommand
@@ -38,8 +40,6 @@ from .model.config import BODY_ENGINES
 from .record import csv_columns, csv_row, run_steps
 from .runtime import Runtime
 from .webots.cli import add_commands as add_webots_commands
-from .webots.cli import config_argument as _config_argument
-from .webots.cli import load
 
 #: ``--command`` keys: the Motor command each calls (the command table's keys).
 COMMANDS: dict[str, MotorCommand] = {c.key: c for c in MOTOR_COMMANDS if c.key}

@@ -24,8 +24,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("model", "resources", "analysis", "pacing"),
     # on the model: the hardware plugins and the device emulators (apart: they share
     # only the model); what a run records and what every servo-sim verb shares; the
-    # multibody engines (MuJoCo), which the model loads by name (config.BODY_ENGINES)
-    ("hardware", "emulators", "record", "command", "multibody"),
+    # multibody engines (MuJoCo), which the model loads by name (config.BODY_ENGINES);
+    # where configs come from (YAML, Webots worlds and PROTOs), read by every host above
+    ("hardware", "emulators", "record", "command", "multibody", "load"),
     # the one way into a running system: the hardware system and its pacing
     ("runtime",),
     # its hosts without ROS: system identification, Webots controllers, Robot Raconteur
@@ -222,6 +223,16 @@ def test_the_modules_moved_by_issue_32_stay_moved():
         assert new in SOURCES
 
 
+def test_the_modules_moved_by_issue_53_stay_moved():
+    """The Webots world importer in the load room, below the hosts, its VRML parser apart;
+    no shims left in the Webots room."""
+    for old in ("servo_sim.webots.world", "servo_sim.webots.loads", "servo_sim.webots.protos"):
+        assert old not in SOURCES
+    for new in ("servo_sim.load.loader", "servo_sim.load.vrml", "servo_sim.load.world",
+                "servo_sim.load.loads", "servo_sim.load.protos"):
+        assert new in SOURCES
+
+
 # ------------------------------------------------------------------ the checker itself
 
 
@@ -238,14 +249,21 @@ def test_the_modules_moved_by_issue_32_stay_moved():
     ("servo_sim.webots.__main__", "from ..cli import main\n",
      ["servo_sim.webots.__main__:1 imports servo_sim.cli (floor 4, "
       "servo_sim.webots.__main__ is on 3)"]),
+    # the loader up to a host, and the model up to the loader
+    ("servo_sim.load.x", "from ..webots import x\n",
+     ["servo_sim.load.x:1 imports servo_sim.webots.x (floor 3, servo_sim.load.x is on 1)"]),
+    ("servo_sim.model.x", "from servo_sim.load import load\n",
+     ["servo_sim.model.x:1 imports servo_sim.load (floor 1, servo_sim.model.x is on 0)"]),
     # down, and within the room: fine
     ("servo_sim.webots.y", "from ..hardware import HardwareSystem\nfrom . import x\n", []),
+    ("servo_sim.webots.y", "from ..load import load\n", []),
 ])
 def test_the_floor_check_sees_an_import_from_above(module, source, expected):
     sources = {"servo_sim.cli": "", "servo_sim.identification": "",
                "servo_sim.identification.fit": "", "servo_sim.emulators": "",
                "servo_sim.emulators.emulator": "", "servo_sim.hardware": "",
-               "servo_sim.webots": "", "servo_sim.webots.x": "", module: source}
+               "servo_sim.webots": "", "servo_sim.webots.x": "", "servo_sim.load": "",
+               "servo_sim.model": "", module: source}
     assert upward(sources) == expected
 
 

@@ -310,6 +310,7 @@ def test_node_settings_defaults_coercion_and_errors():
     assert node_settings({}) == {"publish_clock": False, "real_time_factor": 1.0,
                                  "joint_states_rate": 50.0, "start_paused": False,
                                  "executor": "auto", "robot_description": "",
+                                 "config_file": "",
                                  "robot_raconteur_port": -1,
                                  "motor_interfaces": ["commands", "getters", "sensors",
                                                       "safety", "actions"]}

@@ -792,7 +792,7 @@ def rover(tmp_path: Path, use: str = "") -> subprocess.CompletedProcess:
 def test_a_jetbot_that_fetches_its_display_and_never_uses_it_runs_as_in_webots(tmp_path):
     """Issue 52, jetbot_proto: the controller runs to its end, its wheels as the same
     commands through the Python API give them, to the last bit."""
-    from servo_sim.webots.world import load_world
+    from servo_sim.load.world import load_world
 
     r = rover(tmp_path)
     assert r.returncode == 0, r.stderr
@@ -1126,7 +1126,7 @@ def readme_example(command: str) -> tuple[list[str], list[str]]:
 def without_a_webots_installation(lines: list[str]) -> list[str]:
     """The docs show the warning of a machine without Webots: where Webots is installed,
     the world's background and arena are found and there is no warning."""
-    from servo_sim.webots.protos import webots_homes
+    from servo_sim.load.protos import webots_homes
 
     if webots_homes()[0]:
         return [line for line in lines if "PROTOs not found" not in line]

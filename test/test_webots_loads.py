@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from servo_sim.load.world import load_world
 from servo_sim.model import ConfigError, Simulation
 from servo_sim.model.physics import primitive, rotation_matrix
-from servo_sim.webots.world import load_world
 
 G = 9.81
 
@@ -295,6 +295,9 @@ def test_a_world_before_r2022a_is_y_up_with_cylinders_along_y(tmp_path):
     path.write_text(path.read_text().replace("R2023b", "R2021b"))
     assert motor(path, "wheel").inertia == pytest.approx(2 * 0.15 ** 2 / 2)
     assert motor(path, "h").load.gravity_distance == pytest.approx(0.0, abs=1e-12)
+    # R2022a on: the cylinder along z, across the hinge: I = m (3 r^2 + h^2) / 12
+    path.write_text(path.read_text().replace("R2021b", "R2022a"))
+    assert motor(path, "wheel").inertia == pytest.approx(2 * (3 * 0.15 ** 2 + 0.05 ** 2) / 12)
 
 
 def test_a_joint_that_moves_no_physics_keeps_the_defaults_with_one_warning(tmp_path, caplog):

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from servo_sim.load.world import load_world
 from servo_sim.model import Simulation
 from servo_sim.model.config import ConfigError
 from servo_sim.model.motor import CommandRefusedError
-from servo_sim.webots.world import load_world
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -357,12 +357,13 @@ def test_an_r2022b_world_finds_its_protos_by_name_in_the_installation_given(tmp_
         "joints it may hold are not simulated")
 
 
-def test_an_r2023_file_does_not_look_up_undeclared_names(tmp_path):
+@pytest.mark.parametrize("release", ["R2023a", "R2023b"])
+def test_an_r2023_file_does_not_look_up_undeclared_names(tmp_path, release):
     """From R2023a on, Webots needs the EXTERNPROTO: a name found only in the library is
     not a PROTO of the file (the robot is the unreadable part: the error)."""
     home = tmp_path / "webots"
     write(home / "projects" / "robots" / "acme" / "protos" / "Scara.proto", R2022B_ROBOT)
-    path = write(tmp_path / "w.wbt", R2022B_WORLD.replace("R2022b", "R2023b"))
+    path = write(tmp_path / "w.wbt", R2022B_WORLD.replace("R2022b", release))
     with pytest.raises(ConfigError, match=r"cannot find PROTO Scara \(line 5\): neither a "
                                           r"Webots node nor a PROTO declared"):
         load_world(path, home)
@@ -525,7 +526,7 @@ def test_a_world_whose_robot_proto_is_missing_says_what_is_missing_once(tmp_path
                                                                          monkeypatch):
     """Issue 52, jetbot_wbt: one line, the robot's PROTO first with where it was looked
     for, then the others, grouped by reason, and what to do once."""
-    from servo_sim.webots import protos
+    from servo_sim.load import protos
 
     nowhere = tmp_path / "no-webots"
     monkeypatch.setattr(protos, "DEFAULT_HOMES", (str(nowhere),))
@@ -654,7 +655,7 @@ def test_a_proto_left_out_in_a_template_branch_is_said_to_be_in_one(tmp_path, ca
     """Issue 52: JetBot.proto's SolidRoundedBox sits in the branch Webots does not take
     by default; servo_sim does not evaluate templates, so it says so, and says each
     reason once in its one warning."""
-    from servo_sim.webots import protos
+    from servo_sim.load import protos
 
     nowhere = tmp_path / "no-webots"
     text = TEMPLATED_PROTO.replace("LANGUAGE", language)

@@ -1,4 +1,4 @@
-"""Webots world and PROTO files as servo_sim configs (servo_sim.webots.world)."""
+"""Webots world and PROTO files as servo_sim configs (servo_sim.load.world)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from conftest import REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from servo_sim.load.world import load_world
 from servo_sim.model import ConfigError
-from servo_sim.webots.world import load_world
 
 WORLD = """\
 #VRML_SIM R2023b utf8
@@ -757,3 +757,39 @@ def test_a_pathologically_deep_file_is_a_config_error(tmp_path):
     path = write(tmp_path, "Robot { children " + "[ " * 5000 + "] " * 5000 + "}")
     with pytest.raises(ConfigError, match="nested too deeply"):
         load_world(path)
+
+
+VRML = """\
+#VRML_SIM R2022b utf8
+EXTERNPROTO "../protos/Arm.proto"
+PROTO Part [ field SFFloat k 2 ] { Gadget { mass IS k } }
+DEF A Foo { x 1 2.5 -3e-1 s "a\\"b" on TRUE n NULL l [ 1, 2 ] }
+USE A
+%< if (fields.k.value > 1) { >%
+Bar { t %<= 1 >% }
+%< } >%
+"""
+
+
+def test_the_vrml_parser_reads_the_syntax_and_knows_no_node_type():
+    """servo_sim.load.vrml apart from the importer: nodes of any type (Foo is none of
+    Webots'), values, DEF/USE, PROTO and EXTERNPROTO, the header's release, template code
+    kept as text with the branch a node is written in."""
+    from servo_sim.load.vrml import IsRef, Node, Parser, Template
+
+    parser = Parser(VRML, "t.wbt")
+    foo, use, bar = parser.parse_file()
+    fields = {"x": (1.0, 2.5, -0.3), "s": 'a"b', "on": True, "n": None, "l": [(1.0, 2.0)]}
+    assert (foo.type, foo.fields, foo.line, foo.use) == ("Foo", fields, 4, False)
+    assert (use.type, use.fields, use.line, use.use) == ("Foo", fields, 5, True)
+    assert parser.defs == {"A": foo}
+    assert (bar.type, bar.fields, bar.branch) == ("Bar", {"t": Template("%<= 1 >%")}, 6)
+    assert foo.branch is None
+    assert parser.release == (2022, "b")
+    assert parser.externs == {"Arm": ("../protos/Arm.proto", 2)}
+    part = parser.protos["Part"]
+    assert (part.defaults, part.body) == ({"k": 2.0}, [Node("Gadget", {"mass": IsRef("k")}, 3)])
+    assert Parser("Foo { }", "t.wbt").release is None
+    with pytest.raises(ConfigError, match=r"^t\.wbt: syntax error \(line 2\): USE B: no DEF B "
+                                          r"before it$"):
+        Parser("Foo { }\nUSE B\n", "t.wbt").parse_file()

@@ -3,6 +3,7 @@ model fitted to the servo itself (see docs/sim-to-real.md).
 
     servo-sim profiles [NAME]
     servo-sim record CONFIG --motor M [--out rec.csv] [--amplitude RAD]
+                     (CONFIG: YAML, or a Webots .wbt/.proto: servo_sim.load)
     servo-sim identify RECORDING.csv --servo NAME [--set FIELD=VALUE ...] [--fit FIELD ...]
                        [--step-ms MS] [--out fitted.yaml] [--plot fit.png]
 """
@@ -16,7 +17,8 @@ from typing import Any
 
 import yaml
 
-from ..model.config import flatten, load_config, motor_to_dict
+from ..load import config_argument, load, load_arguments, webots_options
+from ..model.config import flatten, motor_to_dict
 from ..model.profiles import load_profiles, profile_fields, servo_profile
 from .fit import (
     DEFAULT_FIT,
@@ -57,7 +59,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     """Record one motor's response to the excitation through the config's hardware."""
     from .recorder import record
 
-    config = load_config(args.config)
+    config = load_arguments(args).config
     if args.motor not in [m.name for m in config.motors]:
         raise ValueError(f"{args.config}: no motor {args.motor!r}")
     recording = record(config, args.motor, args.amplitude)
@@ -71,7 +73,8 @@ def cmd_record(args: argparse.Namespace) -> int:
 def _model(args: argparse.Namespace) -> tuple[Model, str]:
     """The motor to fit: a config's motor or a servo profile, with the --set fields."""
     if args.config:
-        config = load_config(args.config)
+        config = load(args.config, webots_home=args.webots_home,
+                      strict_protos=args.strict_protos).config
         motors = {m.name: m for m in config.motors}
         if args.motor not in motors:
             raise ValueError(f"{args.config}: no motor {args.motor!r} (give --motor)")
@@ -136,7 +139,8 @@ def add_commands(sub: Any) -> None:
                          description="Drive one motor of CONFIG through its hardware "
                          "plugin (a real bus, an emulator or the model) with steps and "
                          "ramps around where it stands; write time, command, position.")
-    rec.add_argument("config", help="config file (its hardware group names the bus)")
+    config_argument(rec, required=True, help="config file, YAML, .wbt or .proto (a YAML "
+                    "config's hardware group names the bus)")
     rec.add_argument("--motor", required=True)
     rec.add_argument("--amplitude", type=float, default=0.5,
                      help="the excitation's amplitude, rad (0.5): keep it within the limits")
@@ -149,8 +153,10 @@ def add_commands(sub: Any) -> None:
                            "position) by least squares on the simulated response.")
     ident.add_argument("recording", help="CSV with the columns time, command, position")
     ident.add_argument("--servo", metavar="NAME", help="the servo profile to start from")
-    ident.add_argument("--config", help="or a config file's motor (with --motor)")
+    ident.add_argument("--config", help="or a config file's motor (YAML, .wbt or .proto; "
+                       "with --motor)")
     ident.add_argument("--motor", help="the motor of --config")
+    webots_options(ident)
     ident.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                        dest="settings", help="a motor field known from elsewhere, e.g. "
                        "actuator.supply_voltage=12")

@@ -37,7 +37,7 @@ COUPLING_SEPARATOR = "::"
 NODE_PARAMETERS = frozenset({"use_sim_time", "start_type_description_service",
                              "publish_clock", "real_time_factor", "joint_states_rate",
                              "start_paused", "robot_description", "executor",
-                             "motor_interfaces", "robot_raconteur_port"})
+                             "motor_interfaces", "robot_raconteur_port", "config_file"})
 
 
 #: The hardware plugin of a config without a ``hardware`` group: the model itself.

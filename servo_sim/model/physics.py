@@ -1,6 +1,6 @@
 """Mass properties of rigid bodies, and the load they put on a joint.
 
-Pure geometry on numpy, no file syntax (:mod:`servo_sim.webots.world` walks a Webots
+Pure geometry on numpy, no file syntax (:mod:`servo_sim.load.world` walks a Webots
 world's ``Physics`` nodes, :mod:`.chain` a URDF's ``<inertial>`` elements):
 
 * :class:`Mass` is a body's mass, center of mass and inertia matrix about that center,

@@ -14,7 +14,8 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from ..model import ConfigError, SimulationConfig, load_config
+from ..load import load
+from ..model import ConfigError, SimulationConfig
 from ..model.urdf import apply_urdf
 from ..resources import default_config_path
 from ..runtime import Runtime
@@ -39,7 +40,10 @@ SIMULATION_ONLY = {"real_time_factor": 1.0, "start_paused": False}
 
 def read_config(node: Node) -> tuple[dict[str, Any], SimulationConfig]:
     """The node settings and the config from the parameter overrides (params files,
-    ``-p``, ``parameter_overrides``): read as given, declared once validated."""
+    ``-p``, ``parameter_overrides``): read as given, declared once validated. The config
+    is the motor parameters, or the file ``config_file`` names (any kind
+    :func:`servo_sim.load.load` reads: YAML, a Webots world or PROTO), or else the
+    packaged one; a ``robot_description``'s limits go over it."""
     # rclpy keeps the overrides in Node._parameter_overrides (Foxy to Kilted), and has no
     # public getter: declaring them all to read them (automatically_declare_...) costs a
     # parameter event each, seconds for a thousand motors
@@ -54,16 +58,26 @@ def read_config(node: Node) -> tuple[dict[str, Any], SimulationConfig]:
     sim_time = overrides.get("use_sim_time")
     settings = node_settings(
         params if sim_time is None else {**params, "use_sim_time": sim_time.value}, source)
-    if "motors" in params:
+    model_keys = sorted(set(params) - {s.name for s in NODE_SPECS})
+    if settings["config_file"]:
+        path = settings["config_file"]
+        if model_keys:
+            raise ConfigError(f"{source}: config_file {path!r} and the config parameters "
+                              f"{', '.join(model_keys)}: give the config in one place")
+        loaded = load(path)
+        robot = f"robot {loaded.robot_name!r}, " if loaded.world_path else ""
+        node.get_logger().info(f"config_file {path}: {robot}"
+                               f"{len(loaded.config.motors)} motor(s)")
+        config = loaded.config
+    elif "motors" in params:
         config = config_from_parameters(params, source)
     else:
-        model_keys = sorted(set(params) - {s.name for s in NODE_SPECS})
         if model_keys:
             raise ConfigError(f"{source}: no 'motors' parameter, but motor parameters "
                               f"{', '.join(model_keys)}")
         path = default_config_path()
         node.get_logger().info(f"no 'motors' parameter: using {path}")
-        config = load_config(path)
+        config = load(path).config
     urdf = settings["robot_description"]
     return settings, (apply_urdf(config, urdf) if urdf else config)
 

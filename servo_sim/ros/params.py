@@ -94,6 +94,11 @@ NODE_SPECS: tuple[ParameterSpec, ...] = (
     ParameterSpec("robot_description", "",
                   "URDF. When set, each motor takes its type and limits from the joint of "
                   "its ROS name (<limit lower upper velocity effort>).", read_only=True),
+    ParameterSpec("config_file", "",
+                  "A config file read instead of the motor parameters: a servo_sim YAML "
+                  "config, or a Webots .wbt world or .proto file (its robot's motors; "
+                  "webots:// PROTOs from $WEBOTS_HOME). Empty: the parameters.",
+                  read_only=True),
     ROBOT_RACONTEUR_PORT,
 )
 

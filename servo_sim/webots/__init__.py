@@ -5,7 +5,7 @@
 * :mod:`.session`: one run (the hardware system, clock, battery, CSV record, end);
 * :mod:`.runner`: runs a controller script unchanged, ``controller`` importable for it
   only (``servo-sim controller SCRIPT.py [CONFIG]``, or ``python -m servo_sim.webots``);
-* :mod:`.world`: motors from a Webots ``.wbt``/``.proto`` file as a config.
-* :mod:`.cli`: the ``controller`` verb of ``servo-sim`` and ``python -m servo_sim.webots``,
-  and the CONFIG argument (YAML or a Webots file) every verb reads.
+* :mod:`.cli`: the ``controller`` verb of ``servo-sim`` and ``python -m servo_sim.webots``.
+
+Motors from a Webots ``.wbt``/``.proto`` file are read by :mod:`servo_sim.load`.
 """

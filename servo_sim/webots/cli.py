@@ -1,10 +1,9 @@
 """``servo-sim controller`` (and ``python -m servo_sim.webots``): a Webots Python
-controller against the config's motors; with the CONFIG argument every ``servo-sim``
-verb that reads a config takes (a YAML config or a Webots ``.wbt``/``.proto`` file).
+controller against the config's motors (CONFIG: a YAML config or a Webots
+``.wbt``/``.proto`` file, read by :mod:`servo_sim.load`).
 
-Below ``servo_sim.cli``, which registers the verb (:func:`add_commands`) and reads its
-CONFIG arguments with :func:`load`. The world reader, the session and the runner are
-imported when a verb needs them.
+Below ``servo_sim.cli``, which registers the verb (:func:`add_commands`). The session
+and the runner are imported when the verb runs.
 """
 
 from __future__ import annotations
@@ -12,38 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..command import CliError, default_config_path, run
-from ..model import SimulationConfig, load_config
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """A CONFIG argument read: the config, and the robot's name and world file when it
-    is a Webots file."""
-
-    config: SimulationConfig
-    robot_name: str = "robot"
-    world_path: str = ""
-    #: the world's devices servo_sim does not simulate: name -> Webots type, where
-    unsimulated: dict[str, str] = field(default_factory=dict)
-    #: PROTOs inside the robot that could not be read: name -> first instance
-    unread: dict[str, str] = field(default_factory=dict)
-
-
-def load(args: argparse.Namespace) -> Loaded:
-    """Read CONFIG: a YAML config (the packaged one by default) or a Webots file (its
-    ``webots://`` PROTOs in ``--webots-home``)."""
-    from .world import is_webots_file, load_world
-
-    if args.config and is_webots_file(args.config):
-        world = load_world(args.config, args.webots_home, args.strict_protos)
-        return Loaded(world.config, world.robot_name, world.path, world.unsimulated,
-                      world.unread)
-    return Loaded(load_config(args.config if args.config else default_config_path()))
+from ..command import CliError, run
+from ..load import config_argument, load_arguments
 
 
 def cmd_controller(args: argparse.Namespace) -> int:
@@ -54,7 +26,7 @@ def cmd_controller(args: argparse.Namespace) -> int:
     script = Path(args.script)
     if not script.is_file():
         raise CliError(f"{script}: no such controller script")
-    loaded = load(args)
+    loaded = load_arguments(args)
     try:
         session = Session(loaded.config, robot_name=loaded.robot_name,
                           world_path=loaded.world_path, unsimulated=loaded.unsimulated,
@@ -64,19 +36,6 @@ def cmd_controller(args: argparse.Namespace) -> int:
     except SessionError as exc:
         raise CliError(str(exc)) from None
     return run_controller(script, session, args.controller_args)
-
-
-def config_argument(parser: argparse.ArgumentParser) -> None:
-    """CONFIG and --webots-home, as every command that reads a config takes them."""
-    parser.add_argument("config", nargs="?",
-                        help="config file, YAML, .wbt or .proto (default: the packaged one)")
-    parser.add_argument("--webots-home", metavar="DIR",
-                        help="the Webots installation a world's webots:// PROTOs are read "
-                             "from (default: $WEBOTS_HOME, else Webots' usual places); "
-                             "never downloaded")
-    parser.add_argument("--strict-protos", action="store_true",
-                        help="refuse a Webots file in which a PROTO inside the robot cannot "
-                             "be read (default: that part is left out with a warning)")
 
 
 def add_commands(sub: Any) -> None:
