@@ -29,16 +29,17 @@ import numpy as np
 from .analysis import step_metrics
 from .command import CliError
 from .command import run as run_command
-from .hardware import START_ATTEMPTS, HardwareSystem
 from .identification.cli import add_commands as add_identification_commands
+from .load import Loaded
 from .load import config_argument as _config_argument
 from .load import load_arguments as load
-from .model import Simulation
+from .model import Motor
 from .model.body import with_physics
 from .model.commands import MOTOR_COMMANDS, MotorCommand
 from .model.config import BODY_ENGINES
+from .plotting import PLOT_EXTRA, save_step_response
 from .record import csv_columns, csv_row, run_steps
-from .runtime import Runtime
+from .runtime import Runtime, StartError
 from .webots.cli import add_commands as add_webots_commands
 
 #: ``--command`` keys: the Motor command each calls (the command table's keys).
@@ -77,13 +78,9 @@ class Command:
             raise CliError(f"--command {text!r}: the time after '@' must be >= 0")
         return cls(motor, key, values, at)
 
-    def apply(self, system: HardwareSystem) -> None:
-        """Through the hardware system's check, as every other way to command a motor."""
-        system.command(self.motor, COMMANDS[self.key].call, *self.values)
-
-
-def _load(args: argparse.Namespace) -> Simulation:
-    return Simulation(load(args).config)
+    def apply(self, runtime: Runtime) -> None:
+        """Through the runtime's check, as every other way to command a motor."""
+        runtime.command(self.motor, COMMANDS[self.key].call, *self.values)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -92,36 +89,38 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = load(args).config
     if args.physics is not None or args.model is not None:
         config = with_physics(config, args.physics or config.physics, args.model)
-    system = HardwareSystem(config)
-    sim = system.sim
+    runtime = Runtime.open(config, real_time_factor=args.real_time_factor)
     try:
         commands = sorted((Command.parse(c) for c in args.command), key=lambda c: c.at)
         for c in commands:
-            sim.motor(c.motor)  # unknown motors fail before anything runs
-        factor = args.real_time_factor
-        if factor is None:
-            factor = 0.0 if system.simulated else 1.0
-        runtime = Runtime(system, real_time_factor=factor)
-        # a bus may miss a packet as it opens: tried again, but a dead bus fails in 1 s
-        if not system.start(attempts=START_ATTEMPTS):
-            raise CliError(f"hardware {system.plugin_name!r}: "
-                           f"{system.component.reason or 'it did not start'}")
+            runtime.motor(c.motor)  # unknown motors fail before anything runs
+        _start(runtime)
         _run(args, runtime, commands)
     finally:
-        system.shutdown()
+        runtime.close()
     return 0
 
 
+def _start(runtime: Runtime) -> None:
+    """Start the hardware (a bus may miss a packet as it opens: tried again, but a dead
+    bus fails in about a second), or the CLI's error."""
+    try:
+        runtime.start()
+    except StartError as exc:
+        raise CliError(str(exc)) from None
+
+
 def _run(args: argparse.Namespace, runtime: Runtime, commands: list[Command]) -> None:
-    sim, out = runtime.sim, sys.stdout
-    steps = run_steps(args.duration, sim.basic_time_step_ms)
+    out = sys.stdout
+    steps = run_steps(args.duration, runtime.step_ms)
     writer = None
     if args.csv:
         handle = open(args.csv, "w", newline="")
         writer = csv.writer(handle)
-        writer.writerow(csv_columns(sim))
+        writer.writerow(csv_columns(runtime.motor_names))
+    motors = runtime.motors
     if not args.quiet:
-        names = [m.name for m in sim]
+        names = runtime.motor_names
         width = max(24, *(len(n) + 2 for n in names))
         header = "time [s] " + "".join(f"| {n:<{width}}" for n in names)
         units = "         " + "".join(f"| {'pos':>7} {'vel':>7} {'force':>7} "
@@ -131,16 +130,17 @@ def _run(args: argparse.Namespace, runtime: Runtime, commands: list[Command]) ->
     next_row = 0.0  # a row at the first step at or after each --print-every mark
     try:
         for k in range(steps + 1):
-            while pending and pending[0].at <= sim.time + 1e-12:
-                pending.pop(0).apply(runtime.system)
+            now = runtime.time
+            while pending and pending[0].at <= now + 1e-12:
+                pending.pop(0).apply(runtime)
             if writer:
-                writer.writerow(csv_row(sim))
-            if not args.quiet and (sim.time >= next_row - 1e-9 or k == steps):
-                while next_row <= sim.time + 1e-9:
+                writer.writerow(csv_row(now, runtime.readings))
+            if not args.quiet and (now >= next_row - 1e-9 or k == steps):
+                while next_row <= now + 1e-9:
                     next_row += args.print_every
                 cells = "".join(f"| {m.position:7.3f} {m.velocity:7.3f} {m.motor_force:7.3f} "
-                                .ljust(width + 2) for m in sim)
-                out.write(f"{sim.time:8.3f} {cells}".rstrip() + "\n")
+                                .ljust(width + 2) for m in motors)
+                out.write(f"{now:8.3f} {cells}".rstrip() + "\n")
                 out.flush()
             if k < steps:
                 runtime.cycle()
@@ -148,24 +148,33 @@ def _run(args: argparse.Namespace, runtime: Runtime, commands: list[Command]) ->
         if writer:
             handle.close()
     if not args.quiet:
-        out.write("energy [J]: " + ", ".join(f"{m.name} {m.energy:.3f}" for m in sim) + "\n")
+        out.write("energy [J]: " + ", ".join(f"{m.name} {m.energy:.3f}" for m in motors)
+                  + "\n")
 
 
 def cmd_step_response(args: argparse.Namespace) -> int:
     """Step one motor to a target and report rise, overshoot, settling, error, peak force."""
-    sim = _load(args)
-    motor = sim.motor(args.motor)
-    start = motor.position
-    if args.target == start:
-        raise CliError(f"--target {args.target} equals the start position of {motor.name!r}")
-    motor.set_position(args.target)
-    target = motor.target_position  # after the multiplier and the soft limits
-    steps = run_steps(args.duration, sim.basic_time_step_ms)
-    record = np.empty((steps + 1, 4))
-    record[0] = (0.0, motor.position, motor.velocity, motor.motor_force)
-    for k in range(1, steps + 1):
-        sim.step()
-        record[k] = (sim.time, motor.position, motor.velocity, motor.motor_force)
+    runtime = Runtime.open(load(args).config)
+    try:
+        motor = runtime.motor(args.motor)
+        start = motor.position
+        if args.target == start:
+            raise CliError(f"--target {args.target} equals the start position of "
+                           f"{motor.name!r}")
+        _start(runtime)
+        start = motor.position  # a real device: where the first read found it
+        runtime.command(motor.name, Motor.set_position, args.target)
+        target = motor.target_position  # after the multiplier and the soft limits
+        steps = run_steps(args.duration, runtime.step_ms)
+        record = np.empty((steps + 1, 4))
+        record[0] = (0.0, motor.position, motor.velocity, motor.motor_force)
+        t0 = runtime.time
+        for k in range(1, steps + 1):
+            runtime.cycle()
+            record[k] = (runtime.time - t0, motor.position, motor.velocity,
+                         motor.motor_force)
+    finally:
+        runtime.close()
     t, y, v, f = record.T
     metrics = step_metrics(t, y, start, target, f, band=args.band)
     unit = "rad" if motor.get_type() == "rotational" else "m"
@@ -175,7 +184,7 @@ def cmd_step_response(args: argparse.Namespace) -> int:
         return "not reached" if math.isnan(x) else f"{x:.4g} {u}"
 
     print(f"step response of {motor.name!r}: {start:g} -> {target:g} {unit} "
-          f"over {args.duration:g} s (dt = {sim.basic_time_step_ms} ms)")
+          f"over {args.duration:g} s (dt = {runtime.step_ms} ms)")
     print(f"  rise time (10-90 %)   {fmt(metrics.rise_time, 's')}")
     print(f"  overshoot             {metrics.overshoot_percent:.3g} %")
     print(f"  settling time ({metrics.band:.0%})    {fmt(metrics.settling_time, 's')}")
@@ -185,50 +194,33 @@ def cmd_step_response(args: argparse.Namespace) -> int:
         header = "time,position,velocity,motor_force"
         np.savetxt(args.csv, record, delimiter=",", header=header, comments="")
     if args.plot:
-        _plot(args.plot, motor.name, target, t, y, v, f, unit, force_unit)
+        try:
+            save_step_response(args.plot, motor.name, target, t, y, v, f, unit, force_unit)
+        except ImportError:
+            raise CliError(f"--plot needs matplotlib: {PLOT_EXTRA}") from None
         print(f"  plot written to {args.plot}")
     return 0
-
-
-def _plot(path: str, name: str, target: float, t: np.ndarray, y: np.ndarray, v: np.ndarray,
-          f: np.ndarray, unit: str, force_unit: str) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise CliError("--plot needs matplotlib: pip install 'servo_sim[plot]'") from None
-    fig, axes = plt.subplots(3, 1, sharex=True, figsize=(7, 7))
-    axes[0].plot(t, y, label="position")
-    axes[0].axhline(target, color="grey", linestyle="--", label="target")
-    axes[0].set_ylabel(f"position [{unit}]")
-    axes[0].legend(loc="lower right")
-    axes[1].plot(t, v)
-    axes[1].set_ylabel(f"velocity [{unit}/s]")
-    axes[2].plot(t, f)
-    axes[2].set_ylabel(f"motor force [{force_unit}]")
-    axes[2].set_xlabel("time [s]")
-    axes[0].set_title(f"servo_sim step response: {name}")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate a config and summarise its motors (and their devices)."""
     loaded = load(args)
-    sim = Simulation(loaded.config)
-    cfg = sim.config
+    with Runtime.open(loaded.config) as runtime:  # the whole config checked, not started
+        _summarise(loaded, runtime)
+    return 0
+
+
+def _summarise(loaded: Loaded, runtime: Runtime) -> None:
+    cfg = runtime.config
     robot = f"robot {loaded.robot_name!r}, " if loaded.world_path else ""
     battery = f", battery {cfg.battery.energy:g}/{cfg.battery.capacity:g} J" \
         if cfg.battery is not None else ""
     passive = sum(m.passive for m in cfg.motors)
     joints = f", {passive} passive joint(s)" if passive else ""
-    print(f"{cfg.source}: OK, {robot}{len(sim) - passive} motor(s){joints}, "
+    print(f"{cfg.source}: OK, {robot}{len(runtime) - passive} motor(s){joints}, "
           f"{cfg.physics} physics, "
           f"dt = {cfg.basic_time_step_ms} ms{battery}")
-    for m, mc in zip(sim, cfg.motors, strict=True):
+    for m, mc in zip(runtime.motors, cfg.motors, strict=True):
         coupled = f", coupled with {', '.join(m.coupled)}" if len(m.coupled) > 1 else ""
         devices = "".join(f", {kind} {name!r}" for kind, name in (
             ("position sensor", mc.position_sensor_name), ("brake", mc.brake_name)) if name)
@@ -242,7 +234,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     if loaded.unsimulated:
         print("  not simulated (a handle that raises when used): " + ", ".join(
             f"{name!r} ({what})" for name, what in loaded.unsimulated.items()))
-    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:

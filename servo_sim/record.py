@@ -4,10 +4,10 @@ session (ROS-free; no import of :mod:`servo_sim.cli`, which imports the Webots p
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-
-from .model import Simulation
 
 
 def run_steps(duration_s: float, step_ms: int) -> int:
@@ -28,14 +28,15 @@ def steps_to_reach(duration_s: float, step_ms: int) -> int:
     return max(0, math.ceil(duration_s * 1000 / step_ms - STEP_TOLERANCE))
 
 
-def csv_columns(sim: Simulation) -> list[str]:
+def csv_columns(names: Sequence[str]) -> list[str]:
     """The ``--csv`` header: time, then position, velocity, motor force, energy per motor."""
-    return ["time"] + [f"{m.name}.{q}" for m in sim for q in
+    return ["time"] + [f"{name}.{q}" for name in names for q in
                        ("position", "velocity", "motor_force", "energy")]
 
 
-def csv_row(sim: Simulation) -> list[float]:
-    """One ``--csv`` row: the true state now (see :func:`csv_columns`)."""
-    b = sim.bank
-    state = np.column_stack([b.position, b.velocity, b.motor_force, b.energy]).ravel()
-    return [sim.time, *state.tolist()]
+def csv_row(time_s: float, readings: Any) -> list[float]:
+    """One ``--csv`` row: the true state at ``time_s`` (see :func:`csv_columns`) from a
+    runtime's readings (position, velocity, effort and energy arrays)."""
+    state = np.column_stack([readings.position, readings.velocity, readings.effort,
+                             readings.energy]).ravel()
+    return [time_s, *state.tolist()]

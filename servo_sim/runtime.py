@@ -1,15 +1,22 @@
-"""The runtime: the one way into a running system, without ROS.
+"""The runtime: the one handle on a running system, without ROS.
 
-A :class:`Runtime` owns a :class:`~servo_sim.hardware.HardwareSystem` and its pacing. It
-advances by control cycles and says what each one did (:class:`Cycle`: the sensors that
+:meth:`Runtime.open` makes one from a config: its :class:`~servo_sim.hardware.HardwareSystem`
+(the model, or a hardware plugin) and its pacing. The runtime owns the system's start
+(:meth:`Runtime.start`, with the retries a bus needs) and its shutdown
+(:meth:`Runtime.close`); every command, parameter change and e-stop goes through it and
+the hardware system's check; hosts read the motors through it (:meth:`Runtime.motor`,
+:attr:`Runtime.readings`). It is the only thing a host holds.
+
+It advances by control cycles and says what each one did (:class:`Cycle`: the sensors that
 refreshed, whether joint states are due, the moves that ended or owe feedback, whether
 the device was read); it pauses, resumes, steps, resets and changes the real-time factor.
 A simulation may do all of that; real hardware runs in real time, one cycle at a time
 with its measured period, and refuses pause, step, reset and any other factor than 1.
 
 Every host is a thin shell over it: the ROS node (:meth:`Runtime.tick` from a timer,
-publishing what each cycle reports), ``servo-sim run``, the Webots controller session and
-the recorder (:meth:`Runtime.cycle`, which waits for the cycle's due time).
+publishing what each cycle reports), the Robot Raconteur door, ``servo-sim
+run``/``step-response``/``record``, the Webots controller session (:meth:`Runtime.cycle`,
+which waits for the cycle's due time).
 """
 
 from __future__ import annotations
@@ -17,10 +24,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from .hardware import HardwareSystem
+import numpy as np
+
+from .hardware import START_ATTEMPTS, HardwareSystem
+from .hardware.servo_state import ServoStates, servo_states
 from .hardware.system import CommandRefusedError
+from .model import Motor, SimulationConfig
 from .model.safety import Move
 from .pacing import Pacer
 
@@ -41,6 +52,68 @@ _REFRESHED = {(False, False): (), (True, False): (SENSORS[0],), (False, True): (
 
 class RealTimeError(CommandRefusedError):
     """Pause, step, reset or a real-time factor asked of hardware that runs in real time."""
+
+
+class StartError(RuntimeError):
+    """The hardware did not start (:meth:`Runtime.start`); the message says which and why.
+    The system is shut down when it is raised."""
+
+
+class Readings:
+    """What a host reads of every motor, in motor order (:attr:`Runtime.readings`): the
+    model's state now, as read-only arrays (commands go through the :class:`Runtime`).
+    Read each time: a reset makes the arrays anew."""
+
+    __slots__ = ("_bank",)
+
+    def __init__(self, bank: Any) -> None:
+        self._bank = bank
+
+    @staticmethod
+    def _read_only(values: np.ndarray) -> np.ndarray:
+        view = values.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def names(self) -> list[str]:
+        return self._bank.names
+
+    @property
+    def time_ms(self) -> int:
+        return self._bank.time_ms
+
+    @property
+    def position(self) -> np.ndarray:
+        return self._read_only(self._bank.position)
+
+    @property
+    def velocity(self) -> np.ndarray:
+        return self._read_only(self._bank.velocity)
+
+    @property
+    def effort(self) -> np.ndarray:
+        """The motors' force or torque (N or N*m)."""
+        return self._read_only(self._bank.motor_force)
+
+    @property
+    def energy(self) -> np.ndarray:
+        """Energy each motor consumed since the start, J."""
+        return self._read_only(self._bank.energy)
+
+    @property
+    def command_timeout_ms(self) -> np.ndarray:
+        return self._read_only(self._bank.command_timeout_ms)
+
+    def sensor_period_ms(self, sensor: str) -> np.ndarray:
+        """Sampling periods of ``sensor`` (a name in :data:`SENSORS`), ms (0: disabled)."""
+        return self._read_only(getattr(self._bank, sensor).period_ms)
+
+    def refreshed(self, sensor: str) -> tuple[np.ndarray, np.ndarray]:
+        """(indices of the motors whose ``sensor`` refreshed in the last cycle, every
+        motor's value of it)."""
+        sampled = getattr(self._bank, sensor)
+        return self._read_only(sampled.refreshed), self._read_only(sampled.value)
 
 
 class Cycle(NamedTuple):
@@ -73,6 +146,8 @@ class Runtime:
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.system = system
         self.sim = system.sim
+        #: the motors' state, read-only (see :class:`Readings`)
+        self.readings = Readings(system.sim.bank)
         if not system.simulated and (real_time_factor != 1.0 or paused):
             raise RealTimeError(
                 f"{self.real_time()}: " + ("it cannot start paused" if paused else
@@ -86,6 +161,158 @@ class Runtime:
         self._next_joint_states_ms = 0.0
         self.set_joint_states_rate(joint_states_rate)
         self._moves: dict[Move, int] = {}  # watched move -> its next feedback time, ms
+
+    @classmethod
+    def open(cls, config: SimulationConfig, *, real_time_factor: float | None = None,
+             paused: bool = False, joint_states_rate: float = 0.0,
+             clock: Callable[[], float] = time.monotonic,
+             sleep: Callable[[float], None] = time.sleep) -> Runtime:
+        """The running system of ``config``: its hardware system, made but not started
+        (:meth:`start`), paced at ``real_time_factor`` (default: as fast as possible
+        for a simulation, 1 for real hardware). A refused setting
+        (:class:`RealTimeError`) shuts the system down before it is raised."""
+        system = HardwareSystem(config)
+        if real_time_factor is None:
+            real_time_factor = 0.0 if system.simulated else 1.0
+        try:
+            return cls(system, real_time_factor=real_time_factor, paused=paused,
+                       joint_states_rate=joint_states_rate, clock=clock, sleep=sleep)
+        except BaseException:
+            system.shutdown()
+            raise
+
+    def start(self, *, attempts: int | None = None, required: bool = True) -> bool:
+        """Start the hardware: ``attempts`` tries (default: 1 for a simulation,
+        START_ATTEMPTS for a real device, whose bus may miss a reply as it opens).
+        ``required``: a start that fails shuts the system down and raises
+        :class:`StartError` naming the hardware and why; else False is returned and the
+        cycles try again (see HardwareSystem.cycle)."""
+        if attempts is None:
+            attempts = 1 if self.simulated else START_ATTEMPTS
+        if self.system.start(attempts=attempts):
+            return True
+        if required:
+            why = self.system.component.reason or "it did not start"
+            self.close()
+            raise StartError(f"hardware {self.plugin_name!r}: {why}")
+        return False
+
+    def close(self) -> None:
+        """Shut the hardware down (a real device's torque off); again: nothing."""
+        self.system.shutdown()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ what it runs
+
+    @property
+    def config(self) -> SimulationConfig:
+        """The config in force (run-time parameter changes included)."""
+        return self.sim.config
+
+    @property
+    def plugin_name(self) -> str:
+        return self.system.plugin_name
+
+    @property
+    def hardware_state(self) -> str:
+        """The hardware's lifecycle state: unconfigured, inactive, active or finalized."""
+        return self.system.state.value
+
+    @property
+    def active(self) -> bool:
+        return self.system.active
+
+    @property
+    def reason(self) -> str:
+        """Why the hardware is not active or failed last ("" when it is fine)."""
+        return self.system.component.reason or ""
+
+    @property
+    def settings(self) -> Any:
+        """The hardware plugin's own settings (its SETTINGS: name -> description)."""
+        return self.system.component.SETTINGS
+
+    @property
+    def step_ms(self) -> int:
+        """The basic time step, ms."""
+        return self.sim.basic_time_step_ms
+
+    @property
+    def time_ms(self) -> int:
+        return self.sim.time_ms
+
+    @property
+    def time(self) -> float:
+        """The cycle time, s (simulated time; cycles x step on real hardware)."""
+        return self.sim.time
+
+    @property
+    def motor_names(self) -> list[str]:
+        return self.sim.motor_names
+
+    def __len__(self) -> int:
+        return len(self.sim)
+
+    def motor(self, name: str) -> Motor:
+        """Motor ``name``'s handle, to read (its getters); its commands go through
+        :meth:`command`."""
+        return self.sim.motor(name)
+
+    @property
+    def motors(self) -> list[Motor]:
+        return self.sim.motors
+
+    def capabilities(self, motor: str) -> int:
+        """What the device of ``motor`` can take (hardware Capabilities flags)."""
+        return int(self.system.component.capabilities(self.sim.motor_names.index(motor)))
+
+    def report(self) -> tuple[np.ndarray, np.ndarray]:
+        """(mode, flags) of every motor: the model's state with the device's flags."""
+        return self.system.report()
+
+    def status(self, reported: tuple[np.ndarray, np.ndarray] | None = None
+               ) -> list[tuple[int, str]]:
+        """Per motor, (diagnostic level 0/1/2, why)."""
+        return self.system.status(reported)
+
+    def telemetry(self, index: int) -> dict[str, str]:
+        """The device's own readings of motor ``index`` (e.g. voltage, temperature)."""
+        return self.system.component.telemetry(index)
+
+    def servo_states(self) -> ServoStates:
+        """Every motor's servo state, one consistent sample (arrays of their own)."""
+        return servo_states(self.system)
+
+    # ------------------------------------------------------------------ commands
+
+    def command(self, motor: str, call: Callable[..., Any], *args: Any) -> Any:
+        """``call(Motor, *args)`` (e.g. ``Motor.set_position``) through the hardware
+        system's check: CommandRefusedError (a ValueError) naming motor, command and why
+        where the hardware cannot take it now; the model's ValueError for a bad value.
+        Either way nothing changes."""
+        return self.system.command(motor, call, *args)
+
+    def check(self, motor: str, command: str, args: tuple[Any, ...] = ()) -> None:
+        """Raise CommandRefusedError unless ``command`` (a Motor method's name) can go
+        to ``motor`` now; nothing is commanded."""
+        self.system.check(self.sim.motor(motor), command, args)
+
+    def set_parameter(self, motor: str, field: str, value: Any) -> None:
+        """Change one config field of ``motor`` at run time, through the same check as
+        the command it mirrors (``control_pid``)."""
+        self.system.set_parameter(motor, field, value)
+
+    def e_stop(self) -> None:
+        """Every motor off and latched until :meth:`reset_e_stop`."""
+        self.sim.e_stop()
+
+    def reset_e_stop(self) -> None:
+        self.sim.reset_e_stop()
 
     # ------------------------------------------------------------------ settings
 

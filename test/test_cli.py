@@ -4,11 +4,13 @@ import argparse
 import csv
 import importlib.metadata
 import math
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from conftest import REPO
@@ -162,6 +164,40 @@ def test_run_drives_the_hardware_its_config_names(plugin, tmp_path, capsys):
         present = (bus.get(1, emu.PRESENT_POSITION, size) - 2048) * 2 * math.pi / 4096
         assert float(rows[-1]["a.position"]) == pytest.approx(1.0, abs=0.02)
         assert present == pytest.approx(float(rows[-1]["a.position"]), abs=0.01)
+        assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0  # switched off at the end
+
+
+def test_step_response_runs_on_the_configs_hardware(tmp_path, capsys):
+    """Issue 53: step-response opens the config's hardware as run does (it ignored it):
+    the emulated STS3215 itself steps, in real time, and its figures are the servo's."""
+    import time
+
+    from servo_sim import cli
+    from servo_sim.emulators import sts_emulator as emu
+
+    with emu.EmulatorProcess([1], realtime=True) as bus:
+        config = tmp_path / "bus.yaml"
+        config.write_text(yaml.safe_dump({
+            "basic_time_step_ms": 8,
+            "hardware": {"plugin": "feetech", "port": bus.port, "baud_rate": 1000000,
+                         "a": {"id": 1}},
+            "motors": [{"name": "a", "max_torque": 1.5, "max_velocity": 4.0,
+                        "min_position": -2.5, "max_position": 2.5}]}))
+        out = tmp_path / "step.csv"
+        start = time.monotonic()
+        assert cli.main(["step-response", str(config), "--motor", "a", "--target", "-0.6",
+                         "--duration", "1.0", "--csv", str(out)]) == 0, capsys.readouterr().err
+        assert time.monotonic() - start >= 1.0  # real time: 125 cycles of 8 ms
+        said = capsys.readouterr().out
+        assert said.startswith("step response of 'a': 0 -> -0.6 rad over 1 s (dt = 8 ms)")
+        t, y = np.loadtxt(out, delimiter=",", skiprows=1, usecols=(0, 1), unpack=True)
+        assert len(t) == 126 and t[-1] == pytest.approx(1.0)
+        present = (bus.get(1, emu.PRESENT_POSITION, 2) - 2048) * 2 * math.pi / 4096
+        # the servo went there (a tick is 1.5 mrad), and the recording says so
+        assert present == pytest.approx(-0.6, abs=0.01)
+        assert y[-1] == pytest.approx(present, abs=0.01)
+        error = float(re.search(r"steady-state error\s+(\S+) rad", said).group(1))
+        assert error == pytest.approx(-0.6 - y[-1], abs=1e-3)
         assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0  # switched off at the end
 
 

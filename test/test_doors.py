@@ -168,10 +168,10 @@ def test_ros_doors_answer_as_the_hardware_system(hardware):
     bank = None
     h = Harness(base=base)
     try:
-        bank = h.node.sim.bank
+        bank = h.node.runtime.sim.bank
         logs = h.listen("/rosout", Log)
         # a packet missed at start: the node retries every second (its recovery)
-        h.wait_for(lambda: h.node.hw.state.value == "active", "the bus active")
+        h.wait_for(lambda: h.node.runtime.system.state.value == "active", "the bus active")
         joint_commands = h.client.create_publisher(JointState, "/joint_commands", 10)
         h.wait_for(lambda: h.node.count_subscribers("/joint_commands") >= 1, "a subscriber")
         mover = ActionClient(h.client, servo_actions.TrapezoidalMove,

@@ -20,8 +20,9 @@ from conftest import REPO
 
 #: The floors, lowest first: the rooms on each. A room imports from lower floors only.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    # the model, and the helpers that import nothing of servo_sim
-    ("model", "resources", "analysis", "pacing"),
+    # the model, and the helpers that import nothing of servo_sim (plotting: the one
+    # import of matplotlib)
+    ("model", "resources", "analysis", "pacing", "plotting"),
     # on the model: the hardware plugins and the device emulators (apart: they share
     # only the model); what a run records and what every servo-sim verb shares; the
     # multibody engines (MuJoCo), which the model loads by name (config.BODY_ENGINES);

@@ -40,7 +40,7 @@ def test_the_node_drives_the_multibody_arm_through_every_door(executor_kind):
         assert h.call("/shoulder_lift/set_position", servo_srvs.SetFloat, value=-0.5).success
         assert h.call("/elbow_flex/set_position", servo_srvs.SetFloat, value=0.8).success
         h.step(125)  # 1 s at 8 ms
-        sim = h.node.sim
+        sim = h.node.runtime.sim
         assert sim.time_ms == 1000
         h.wait_for(lambda: clock and clock[-1].clock.sec == 1, "/clock at 1 s")
         h.wait_for(lambda: states and states[-1].header.stamp.sec == 1, "joint_states at 1 s")

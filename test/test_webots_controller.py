@@ -1005,7 +1005,7 @@ def test_the_webots_motor_is_the_model_motor(calls):
             for name in ("position", "velocity", "motor_force", "energy", "target_position",
                          "requested_position", "requested_velocity", "available_force",
                          "acceleration", "control_p"):
-                assert getattr(session.sim.bank, name).tobytes() == \
+                assert getattr(session.runtime.sim.bank, name).tobytes() == \
                     getattr(sim.bank, name).tobytes(), name
 
 

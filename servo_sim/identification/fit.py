@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..model import Simulation, parse_config
+from ..plotting import pyplot
 
 #: The recording's columns, in order.
 COLUMNS = ("time", "command", "position")
@@ -382,11 +383,7 @@ def fitted_config(model: Model, fit: Fit, motor: str = "servo") -> dict[str, Any
 
 def plot(path: str | Path, recording: Recording, fit: Fit, title: str) -> None:
     """Recorded against simulated (before and after the fit), and the error (PNG)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8, 6),
                                       gridspec_kw={"height_ratios": [3, 1]})
     t = recording.time

@@ -20,9 +20,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..hardware import START_ATTEMPTS, HardwareSystem
 from ..model import Motor, SimulationConfig
-from ..runtime import Runtime
+from ..runtime import Runtime, StartError
 from .fit import EXCITATION_S, Recording, excitation
 
 
@@ -38,18 +37,18 @@ def record(config: SimulationConfig, motor: str, amplitude: float = 0.5,
 
     ``clock`` and ``sleep`` pace and stamp the cycles on a real bus (the host's monotonic
     clock): a device whose time the caller drives (a stepped emulator) gets its own."""
-    system = HardwareSystem(config)
+    runtime = Runtime.open(config, clock=clock, sleep=sleep)
     try:
-        if not system.start(attempts=START_ATTEMPTS):  # as servo-sim run starts it
-            raise RecordError(f"hardware {system.plugin_name!r}: {system.component.reason}")
-        handle = system.sim.motor(motor)
-        simulated = system.simulated
-        runtime = Runtime(system, real_time_factor=0.0 if simulated else 1.0,
-                          clock=clock, sleep=sleep)
+        try:
+            runtime.start()  # as servo-sim run starts it
+        except StartError as exc:
+            raise RecordError(str(exc)) from None
+        handle = runtime.motor(motor)
+        simulated = runtime.simulated
         if not simulated:
             runtime.cycle()  # the first read: where it stands
         center = handle.position
-        dt = system.sim.bank.dt
+        dt = runtime.step_ms / 1000.0
         start = None  # the first cycle's time: the recording's 0
         rows = []
         steps = round(duration / dt)
@@ -65,15 +64,15 @@ def record(config: SimulationConfig, motor: str, amplitude: float = 0.5,
                 break  # a late cycle on a real bus shortens the recording, not shifts it
             before = handle.position
             command = float(excitation(t, amplitude, center))
-            system.command(motor, Motor.set_position, command)
+            runtime.command(motor, Motor.set_position, command)
             if not runtime.cycle(wait=False).read:
-                raise RecordError(f"hardware {system.plugin_name!r}: "
-                                  f"{system.component.reason or 'the read failed'}")
+                raise RecordError(f"hardware {runtime.plugin_name!r}: "
+                                  f"{runtime.reason or 'the read failed'}")
             if simulated:
                 rows.append((t, command, before))
             else:  # stamped as the cycle ends, when its command was written
                 rows.append((clock() - start, command, handle.position))
     finally:
-        system.shutdown()
+        runtime.close()
     t, command, position = np.array(rows).T
     return Recording(t - t[0], command, position)

@@ -57,11 +57,10 @@ class Goals:
         """A trapezoidal_move goal: start the model's move, wait until it ends."""
         g, action = goal.request, getattr(servo_actions, row.action)
         result = action.Result()
-        sim = self._runtime.sim
+        runtime = self._runtime
         try:
-            move = self._runtime.system.command(motor_name, row.call, g.target_position,
-                                                g.target_velocity, g.max_velocity,
-                                                g.max_acceleration)
+            move = runtime.command(motor_name, row.call, g.target_position,
+                                   g.target_velocity, g.max_velocity, g.max_acceleration)
         except ValueError as exc:
             self._node.get_logger().warning(f"{ros_name(motor_name)}/{row.name}: {exc}")
             goal.abort()
@@ -78,8 +77,8 @@ class Goals:
             self._moves.pop(key, None)
         result.success = move.state == "succeeded"
         result.message = move.reason or f"reached {move.plan.target:g}"
-        result.position = sim.motor(motor_name).position
-        result.duration = ((move.finished_ms or sim.time_ms) - move.start_ms) / 1000.0
+        result.position = runtime.motor(motor_name).position
+        result.duration = ((move.finished_ms or runtime.time_ms) - move.start_ms) / 1000.0
         if move.state == "succeeded":
             goal.succeed()
         elif move.state == "canceled" and goal.is_cancel_requested:
@@ -103,7 +102,7 @@ class Goals:
             entry = self._goals.get(move)
             if entry is not None:
                 goal, _, kind = entry
-                motor = self._runtime.sim.motor(move.name)
+                motor = self._runtime.motor(move.name)
                 goal.publish_feedback(kind(position=motor.position, velocity=motor.velocity,
                                            remaining_distance=move.remaining_distance))
 

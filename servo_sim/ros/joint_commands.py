@@ -20,10 +20,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any
 
 from ..model import Motor
 from ..model.motor import CommandRefusedError
+from ..runtime import Runtime
 
 KINDS = ("position", "velocity", "effort")
 #: (position, velocity, effort) commanded to one joint; None where it has no value
@@ -61,9 +61,9 @@ def per_joint(names: Sequence[str], arrays: Sequence[Sequence[float]],
             for name in names}
 
 
-def command_joints(hw: Any, motors: Mapping[str, str], commands: Mapping[str, Command]
-                   ) -> list[tuple[str, bool]]:
-    """Each joint's command through the HardwareSystem ``hw``'s check: position (with
+def command_joints(runtime: Runtime, motors: Mapping[str, str],
+                   commands: Mapping[str, Command]) -> list[tuple[str, bool]]:
+    """Each joint's command through the runtime's check: position (with
     its speed), else velocity, else effort; ``motors`` maps joint names to motor names.
     Returns what to warn of, with whether it may be throttled (a refusal repeats with
     every message; a rejected value is said each time)."""
@@ -74,7 +74,7 @@ def command_joints(hw: Any, motors: Mapping[str, str], commands: Mapping[str, Co
             if (position, velocity, effort) != (None, None, None):  # not a mimic joint
                 said.append((f"joint_commands: unknown joint {name!r}", True))
             continue
-        command = partial(hw.command, motor_name)
+        command = partial(runtime.command, motor_name)
         try:
             if position is not None:
                 command(Motor.set_position, position)

@@ -136,9 +136,8 @@ class LiveParameters:
         #: the parameters being set to what a service applied (not applied again)
         self._echo: frozenset[str] = frozenset()
         specs = [replace(s, value=settings[s.name]) for s in NODE_SPECS]
-        config = runtime.sim.config
-        specs += top_parameter_specs(config) + hardware_specs(
-            config, runtime.system.component.SETTINGS)
+        config = runtime.config
+        specs += top_parameter_specs(config) + hardware_specs(config, runtime.settings)
         declare(node, specs)
         node.add_on_set_parameters_callback(self.on_set)
         # armed by the first echo, disarmed by the flush: no wake-up while nothing is owed
@@ -149,7 +148,7 @@ class LiveParameters:
 
     def declare_motor(self, motor_name: str) -> None:
         """One motor's parameters (a job of the table)."""
-        declare(self._node, motor_parameter_specs(self._runtime.sim.motor(motor_name).config))
+        declare(self._node, motor_parameter_specs(self._runtime.motor(motor_name).config))
 
     def echo(self, name: str, value: Any) -> None:
         """Parameter ``name`` follows what a service applied, without applying it again:
@@ -188,11 +187,11 @@ class LiveParameters:
                 node.get_logger().warning(f"parameter use_sim_time = {p.value!r} rejected: "
                                           f"{reason}")
                 return SetParametersResult(successful=False, reason=reason)
-            target = split_motor_parameter(self._runtime.sim.config, p.name)
+            target = split_motor_parameter(self._runtime.config, p.name)
             value = list(p.value) if isinstance(p.value, array) else p.value  # double arrays
             try:
                 if target is not None:
-                    self._runtime.system.set_parameter(*target, value)
+                    self._runtime.set_parameter(*target, value)
                 elif p.name in self._settings:
                     self._apply_setting(p.name, p.value)
             except ValueError as exc:

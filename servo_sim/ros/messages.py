@@ -3,13 +3,12 @@ stamps, the /diagnostics array. No node state: the node passes what each needs."
 
 from __future__ import annotations
 
-from typing import Any
-
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import IntegerRange, ParameterDescriptor, ParameterType
 
 from ..model import ServoMode, StateFlags
+from ..runtime import Runtime
 from .params import ParameterSpec
 
 _TYPES = {"bool": ParameterType.PARAMETER_BOOL, "integer": ParameterType.PARAMETER_INTEGER,
@@ -48,22 +47,24 @@ def flag_names(flags: StateFlags) -> str:
     return "|".join(f.name.lower() for f in StateFlags if f.value and f in flags) or "none"
 
 
-def diagnostics(node_name: str, hw: Any, time_stamp: Time) -> DiagnosticArray:
-    """One status per motor of the HardwareSystem ``hw``: OK / WARN / ERROR and why,
-    with its mode, flags, state, command timeout and the device's telemetry."""
-    modes, flags = reported = hw.report()
-    bank = hw.sim.bank
+def diagnostics(node_name: str, runtime: Runtime, time_stamp: Time) -> DiagnosticArray:
+    """One status per motor of ``runtime``: OK / WARN / ERROR and why, with its mode,
+    flags, state, command timeout and the device's telemetry."""
+    modes, flags = reported = runtime.report()
+    now = runtime.readings
+    position, velocity, effort = now.position, now.velocity, now.effort
+    timeout = now.command_timeout_ms
     msg = DiagnosticArray()
     msg.header.stamp = time_stamp
-    for i, (level, why) in enumerate(hw.status(reported)):
+    for i, (level, why) in enumerate(runtime.status(reported)):
         values = {"mode": ServoMode(int(modes[i])).name.lower(),
                   "flags": flag_names(StateFlags(int(flags[i]))),
-                  "position": f"{bank.position[i]:.6g}", "velocity": f"{bank.velocity[i]:.6g}",
-                  "effort": f"{bank.motor_force[i]:.6g}",
-                  "command_timeout": f"{bank.command_timeout_ms[i] / 1000.0:g}",
-                  **hw.component.telemetry(i)}
+                  "position": f"{position[i]:.6g}", "velocity": f"{velocity[i]:.6g}",
+                  "effort": f"{effort[i]:.6g}",
+                  "command_timeout": f"{timeout[i] / 1000.0:g}",
+                  **runtime.telemetry(i)}
         msg.status.append(DiagnosticStatus(
-            level=_LEVELS[level], name=f"{node_name}: {bank.names[i]}", message=why,
-            hardware_id=hw.plugin_name,
+            level=_LEVELS[level], name=f"{node_name}: {now.names[i]}", message=why,
+            hardware_id=runtime.plugin_name,
             values=[KeyValue(key=k, value=v) for k, v in values.items()]))
     return msg

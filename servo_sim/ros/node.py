@@ -31,7 +31,6 @@ from std_srvs.srv import Trigger
 
 from .. import msg as servo_msgs
 from .. import srv as servo_srvs
-from ..hardware import HardwareSystem
 from ..model import ConfigError, ros_name
 from ..model.urdf import ros2_control_joints
 from ..pacing import MAX_CATCH_UP_STEPS
@@ -77,12 +76,24 @@ class ServoSimNode(EchoFirst, Node):
         self._log_handler.attach()
         try:
             settings, config = read_config(self)
-            self.hw = HardwareSystem(config)
-            if not self.hw.simulated and settings["publish_clock"]:
+            # made, not started yet (the hardware starts once the node's endpoints exist)
+            self.runtime = runtime = Runtime.open(config, joint_states_rate=settings[
+                "joint_states_rate"])
+            if not runtime.simulated and settings["publish_clock"]:
                 raise ConfigError(f"use_sim_time / publish_clock = true: hardware "
-                                  f"{self.hw.plugin_name!r} runs in real time (nothing "
+                                  f"{runtime.plugin_name!r} runs in real time (nothing "
                                   "would publish /clock)")
+            for name, value in SIMULATION_ONLY.items():  # declared with the values in force
+                if not runtime.simulated and settings[name] != value:
+                    self.get_logger().warning(f"{name} = {settings[name]} ignored: hardware "
+                                              f"{runtime.plugin_name!r} runs in real time")
+                    settings[name] = value
+            runtime.set_real_time_factor(settings["real_time_factor"])
+            if settings["start_paused"]:
+                runtime.pause()
         except BaseException as exc:
+            if hasattr(self, "runtime"):
+                self.runtime.close()
             # a config error is said under the node's own name ([r3.servo_sim]); one rclpy
             # raises before the node exists (a refused override) is said under servo_sim
             if isinstance(exc, ConfigError):
@@ -92,23 +103,14 @@ class ServoSimNode(EchoFirst, Node):
             self._log_handler.detach()
             super().destroy_node()
             raise
-        self.sim = self.hw.sim
         if settings["publish_clock"]:  # the node's clock follows its own /clock
             self.set_parameters([Parameter("use_sim_time", value=True)])
-        for name, value in SIMULATION_ONLY.items():  # declared with the values in force
-            if not self.hw.simulated and settings[name] != value:
-                self.get_logger().warning(f"{name} = {settings[name]} ignored: hardware "
-                                          f"{self.hw.plugin_name!r} runs in real time")
-                settings[name] = value
-        self.runtime = Runtime(self.hw, real_time_factor=settings["real_time_factor"],
-                               paused=settings["start_paused"],
-                               joint_states_rate=settings["joint_states_rate"])
         self.parameters = LiveParameters(self, self.runtime, settings, self._retime)
         urdf = settings["robot_description"]  # how a compact joint_commands reads
         self._command_interfaces = {name: joint["command"] for name, joint in
                                     ros2_control_joints(urdf).items()} if urdf else None
-        self._joint_names = {**{ros_name(n): n for n in self.sim.motor_names},
-                             **{n: n for n in self.sim.motor_names}}
+        names = runtime.motor_names
+        self._joint_names = {**{ros_name(n): n for n in names}, **{n: n for n in names}}
         publishers: dict[str, Any] = {}
         for ep in NODE_ENDPOINTS:
             kind = _ENDPOINT_TYPES[ep.type]
@@ -118,7 +120,7 @@ class ServoSimNode(EchoFirst, Node):
                 self.create_subscription(kind, ep.name, getattr(self, ep.handler), 10)
             elif ep.name != "/clock" or settings["publish_clock"]:
                 publishers[ep.name] = self.create_publisher(kind, ep.name, 10)
-        self.outputs = Outputs(self, self.hw, publishers, settings["publish_clock"])
+        self.outputs = Outputs(self, runtime, publishers, settings["publish_clock"])
         self.goals = Goals(self, self.runtime)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._timer = self.create_timer(self.runtime.period, self._on_tick, clock=steady)
@@ -130,16 +132,16 @@ class ServoSimNode(EchoFirst, Node):
         self._table_next = 0.0  # when the next slice may run
         self.table_timer = self.create_timer(TABLE_PERIOD_S, self._grow_table, clock=steady)
         try:  # a signal from here on: the caller has no node to switch the devices off
-            self.hw.start()  # a device that does not answer is retried by the cycle
+            runtime.start(required=False)  # a device that does not answer: the cycle retries
             self.rr_door = open_door(self.runtime, settings["robot_raconteur_port"],
                                      self.outputs.cycle_listeners)
             self.outputs.publish_joint_states()
             self.outputs.publish_clock()
             self.outputs.publish_diagnostics()
             self.get_logger().info(
-                f"{len(self.sim)} motor(s) {', '.join(self.sim.motor_names)} on hardware "
-                f"{self.hw.plugin_name!r} ({self.hw.state.value}); step "
-                f"{self.sim.basic_time_step_ms} ms, real_time_factor "
+                f"{len(runtime)} motor(s) {', '.join(names)} on hardware "
+                f"{runtime.plugin_name!r} ({runtime.hardware_state}); step "
+                f"{runtime.step_ms} ms, real_time_factor "
                 f"{settings['real_time_factor']}{', paused' if self.runtime.paused else ''}")
         except BaseException:
             self.stop_hardware()
@@ -151,15 +153,15 @@ class ServoSimNode(EchoFirst, Node):
         """The table's creation jobs, made as they run: each motor's parameters, the
         parameter services (before any service that changes a motor and its parameter;
         a client sees all parameters or none), then a job per row and motor, row by row."""
-        motors = [(i, m.name, ros_name(m.name)) for i, m in enumerate(self.sim.motors)]
-        for motor in self.sim.config.motors:
+        motors = [(i, name, ros_name(name)) for i, name in enumerate(self.runtime.motor_names)]
+        for motor in self.runtime.config.motors:
             yield "motors' parameters", partial(self.parameters.declare_motor, motor.name)
         yield "parameter services", partial(ParameterService, self)
         for row in table_rows(families):
             for i, name, base in motors:
                 if row == FEEDBACK_TOPICS:  # on the sensor's topic when the job runs
                     for sensor in SENSORS:
-                        if getattr(self.sim.bank, sensor).period_ms[i] > 0:
+                        if self.runtime.readings.sensor_period_ms(sensor)[i] > 0:
                             yield "topics", partial(self.outputs.create_sensor_publisher,
                                                     name, sensor)
                 elif isinstance(row, MotorService):
@@ -185,7 +187,7 @@ class ServoSimNode(EchoFirst, Node):
         self.table_timer.cancel()
         counts = self.table.counts
         self.get_logger().info(
-            f"per-motor table complete: {len(self.sim)} motors' parameters, "
+            f"per-motor table complete: {len(self.runtime)} motors' parameters, "
             f"{counts['services']} services, {counts['topics']} topics, {counts['actions']} "
             f"actions, {time.monotonic() - self._started:.2f} s after start (longest "
             f"creation {self.table.longest_job_s * 1000:.1f} ms)")
@@ -194,7 +196,7 @@ class ServoSimNode(EchoFirst, Node):
 
     def _serve(self, row: MotorService, motor_name: str, request: Any, response: Any) -> Any:
         """Every per-motor service: request fields -> model call -> response."""
-        motor = self.sim.motor(motor_name)
+        motor = self.runtime.motor(motor_name)
         field_type, field = row.response_field
         if row.is_getter:
             setattr(response, field, row.call(motor))
@@ -202,10 +204,10 @@ class ServoSimNode(EchoFirst, Node):
         args = tuple(getattr(request, name) for name in row.request_fields)
         try:
             if row.parameter is None:
-                self.hw.command(motor_name, row.call, *args)
+                self.runtime.command(motor_name, row.call, *args)
             else:  # the motor parameter's change: one check, applied once
-                self.hw.set_parameter(motor_name, row.parameter[0],
-                                      list(args) if len(args) > 1 else args[0])
+                self.runtime.set_parameter(motor_name, row.parameter[0],
+                                           list(args) if len(args) > 1 else args[0])
             ok = True
         except ValueError as exc:
             self.get_logger().warning(f"{ros_name(motor_name)}/{row.name}: {exc}")
@@ -222,12 +224,12 @@ class ServoSimNode(EchoFirst, Node):
                        response: Trigger.Response) -> Trigger.Response:
         """halt, enable, disable, e_stop, reset_e_stop of one motor."""
         try:
-            self.hw.command(motor_name, row.call)
+            self.runtime.command(motor_name, row.call)
         except ValueError as exc:
             self.get_logger().warning(f"{ros_name(motor_name)}/{row.name}: {exc}")
             response.success, response.message = False, str(exc)
             return response
-        motor = self.sim.motor(motor_name)
+        motor = self.runtime.motor(motor_name)
         response.success = True
         response.message = f"{motor_name}: mode {motor.mode.name.lower()}, flags " \
                            f"{flag_names(motor.flags)}"
@@ -235,12 +237,12 @@ class ServoSimNode(EchoFirst, Node):
 
     def on_e_stop(self, request: Trigger.Request, response: Trigger.Response) -> Any:
         """Node-wide e-stop: every motor off and latched."""
-        self.sim.e_stop()
-        response.success, response.message = True, f"e-stop: {len(self.sim)} motor(s) off"
+        self.runtime.e_stop()
+        response.success, response.message = True, f"e-stop: {len(self.runtime)} motor(s) off"
         return response
 
     def on_reset_e_stop(self, request: Trigger.Request, response: Trigger.Response) -> Any:
-        self.sim.reset_e_stop()
+        self.runtime.reset_e_stop()
         response.success = True
         response.message = "e-stop reset: motors disabled until enabled"
         return response
@@ -259,13 +261,13 @@ class ServoSimNode(EchoFirst, Node):
             self.runtime.pause()
         except RealTimeError as exc:
             return self._refused("~/pause", exc, response)
-        response.success, response.message = True, f"paused at t = {self.sim.time:.3f} s"
+        response.success, response.message = True, f"paused at t = {self.runtime.time:.3f} s"
         return response
 
     def on_resume(self, request: Trigger.Request, response: Trigger.Response) -> Any:
         self.runtime.resume()
         self._timer.reset()  # in phase with the pacing
-        response.success, response.message = True, f"resumed at t = {self.sim.time:.3f} s"
+        response.success, response.message = True, f"resumed at t = {self.runtime.time:.3f} s"
         return response
 
     def on_step(self, request: Any, response: Any) -> Any:
@@ -306,7 +308,7 @@ class ServoSimNode(EchoFirst, Node):
         except ValueError as exc:
             self.get_logger().warning(str(exc), throttle_duration_sec=5.0)
             return
-        for text, throttled in command_joints(self.hw, self._joint_names, commands):
+        for text, throttled in command_joints(self.runtime, self._joint_names, commands):
             if throttled:
                 self.get_logger().warning(text, throttle_duration_sec=5.0)
             else:
@@ -342,13 +344,13 @@ class ServoSimNode(EchoFirst, Node):
         (idempotent)."""
         if getattr(self, "rr_door", None) is not None:
             self.rr_door.close()
-        self.hw.shutdown()
+        self.runtime.close()
 
     def destroy_node(self) -> None:
         """Also for a node whose constructor a signal interrupted (Kilted's try_shutdown
         destroys it): a real device is left with its torque off; Node.destroy_node leaves
         action servers alone, and their handles would keep the rcl node alive."""
-        if hasattr(self, "hw"):
+        if hasattr(self, "runtime"):
             self.stop_hardware()
         if hasattr(self, "_log_handler"):
             self._log_handler.detach()

@@ -15,11 +15,9 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 
 from .. import msg as servo_msgs
-from ..hardware import HardwareSystem
-from ..hardware.servo_state import servo_states
 from ..model import ros_name
 from ..model.safety import Move
-from ..runtime import SENSORS, Cycle
+from ..runtime import SENSORS, Cycle, Runtime
 from .interface import FORCE_SENSOR, MOTOR_TOPICS, POSITION_SENSOR, default_force_topic
 from .messages import diagnostics, stamp
 
@@ -48,9 +46,9 @@ class Outputs:
     ``publishers`` are the node-wide ones by name (joint_states, ~/servo_state,
     /diagnostics, /clock when the node is the time source)."""
 
-    def __init__(self, node: Node, hw: HardwareSystem, publishers: dict[str, Any],
+    def __init__(self, node: Node, runtime: Runtime, publishers: dict[str, Any],
                  publish_clock: bool) -> None:
-        self._node, self._hw, self._bank = node, hw, hw.sim.bank
+        self._node, self._runtime, self._now = node, runtime, runtime.readings
         self._publishers = publishers
         self._publish_clock = publish_clock
         self._clock_publisher = publishers.get("/clock")
@@ -58,7 +56,7 @@ class Outputs:
         self._follow_clock = own_clock_setter(node) if publish_clock else None
         self._seqno = 0
         self._feedback: dict[tuple[str, str], tuple[Any, Any]] = {}
-        self._listened = {s: np.zeros(len(hw.sim), dtype=bool) for s in SENSORS}
+        self._listened = {s: np.zeros(len(runtime), dtype=bool) for s in SENSORS}
         #: called with every cycle after the node's own publishing (another door's)
         self.cycle_listeners: list[Callable[[Cycle], None]] = []
         self.reset_topics()
@@ -93,7 +91,7 @@ class Outputs:
         """Each sensor's topic back to its default name (a reset restores the config's
         sensors, whose publishers the table creates)."""
         self.topic: dict[tuple[str, str], str] = {}  # (motor, sensor) -> its topic
-        for m in self._hw.sim.motors:
+        for m in self._runtime.motors:
             self.topic[(m.name, POSITION_SENSOR)] = "position"
             self.topic[(m.name, FORCE_SENSOR)] = default_force_topic(m)
 
@@ -119,7 +117,7 @@ class Outputs:
     def update_listened(self) -> None:
         """Which feedback topics have subscribers, every LISTENERS_PERIOD_S and before each
         ~/step (asking per motor at each refresh cost ~1.5 us a motor)."""
-        names, publishers = self._bank.names, self._feedback
+        names, publishers = self._now.names, self._feedback
         for sensor_name, listened in self._listened.items():
             for i, name in enumerate(names):
                 entry = publishers.get((name, self.topic[(name, sensor_name)]))
@@ -128,8 +126,8 @@ class Outputs:
     def _publish_feedback(self, sensor_name: str, now: int) -> None:
         """A message per motor whose sensor refreshed at ``now``, on its topic, where
         somebody listens; each topic reuses its message."""
-        sensor = getattr(self._bank, sensor_name)
-        names, refreshed = self._bank.names, sensor.refreshed
+        names = self._now.names
+        refreshed, values = self._now.refreshed(sensor_name)
         heard = refreshed[self._listened[sensor_name][refreshed]]
         time_stamp = self.stamp(now) if len(heard) else None
         for i in heard:
@@ -137,7 +135,7 @@ class Outputs:
             pub, msg = self.feedback_publisher(motor_name,
                                                self.topic[(motor_name, sensor_name)])
             msg.header.stamp = time_stamp
-            msg.data = float(sensor.value[i])
+            msg.data = float(values[i])
             pub.publish(msg)
 
     # ------------------------------------------------------------------ node-wide
@@ -145,35 +143,35 @@ class Outputs:
     def publish_joint_states(self) -> None:
         """joint_states and ~/servo_state (seed 004 ServoState), same stamp; each built
         only when somebody listens (servo_state's report costs ~35 us)."""
-        bank, self._seqno = self._bank, self._seqno + 1
+        now, self._seqno = self._now, self._seqno + 1
         joint_states = self._publishers["joint_states"]
         servo_state = self._publishers["~/servo_state"]
         listened = joint_states.get_subscription_count(), servo_state.get_subscription_count()
         if not any(listened):
             return
         msg = JointState()
-        msg.header.stamp = self.stamp(bank.time_ms)
-        msg.name = self._hw.sim.motor_names
-        msg.position = bank.position.tolist()
-        msg.velocity = bank.velocity.tolist()
-        msg.effort = bank.motor_force.tolist()
+        msg.header.stamp = self.stamp(now.time_ms)
+        msg.name = now.names
+        msg.position = now.position.tolist()
+        msg.velocity = now.velocity.tolist()
+        msg.effort = now.effort.tolist()
         if listened[0]:
             joint_states.publish(msg)
         if listened[1]:
             servo_state.publish(servo_msgs.ServoState(
                 header=msg.header, seqno=self._seqno, name=msg.name,
                 **{field: values.tolist()
-                   for field, values in servo_states(self._hw)._asdict().items()}))
+                   for field, values in self._runtime.servo_states()._asdict().items()}))
 
     def publish_diagnostics(self) -> None:
         """/diagnostics: one status per motor, OK / WARN / ERROR and why."""
         self._publishers["/diagnostics"].publish(diagnostics(
-            self._node.get_name(), self._hw, self.stamp(self._bank.time_ms)))
+            self._node.get_name(), self._runtime, self.stamp(self._now.time_ms)))
 
     def publish_clock(self) -> None:
         pub = self._clock_publisher
         if pub is not None:  # one message, its fields set (each step: 1,000 a second)
-            sec, ms = divmod(self._bank.time_ms, 1000)
+            sec, ms = divmod(self._now.time_ms, 1000)
             self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = sec, ms * 1_000_000
             pub.publish(self._clock_msg)
             if self._follow_clock is not None:

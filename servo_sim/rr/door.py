@@ -10,7 +10,7 @@ our own.)
 The host runs the runtime and calls :meth:`Door.publish` after every cycle, which takes
 the sample and leaves the sending to the door's own thread (the latest sample: the
 cycle never waits for Robot Raconteur); the services'
-requests come on Robot Raconteur's threads and go through the hardware system, whose
+requests come on Robot Raconteur's threads and go through the runtime, whose
 bank lock orders them with the cycle. :func:`serve` starts a node and the door: loopback
 only unless asked, behind password authentication with a users file.
 """
@@ -31,7 +31,6 @@ import RobotRaconteur as RR  # noqa: N817 - the name its docs use
 from RobotRaconteurCompanion.StdRobDef import RegisterStdRobDefServiceTypes
 from RobotRaconteurCompanion.Util.DateTimeUtil import DateTimeUtil
 
-from ..hardware.servo_state import servo_states
 from ..model import ros_name
 from ..runtime import Runtime
 from . import info
@@ -47,7 +46,7 @@ class Door:
     """Every motor of ``runtime`` as a service on ``node`` (see the module docstring)."""
 
     def __init__(self, runtime: Runtime, node: Any, policy: Any = None) -> None:
-        self.runtime, self.system, self.node = runtime, runtime.system, node
+        self.runtime, self.node = runtime, node
         self.types = info.Types(node)
         self._time = DateTimeUtil(node)
         self._epoch = self._time.TimeSpec2Now()
@@ -58,7 +57,7 @@ class Door:
         #: cycle's while nobody listens); command wires' status_seqno is checked
         #: against them (servo.STATUS_WINDOW samples back)
         self.sent: deque[int] = deque([0], maxlen=STATUS_WINDOW + 1)
-        self.servos = [Servo(self, name, ros_name(name)) for name in self.system.sim.motor_names]
+        self.servos = [Servo(self, name, ros_name(name)) for name in self.runtime.motor_names]
         self._listened: list[Servo] = []
         self._next_listen = 0.0
         #: the latest sample not yet sent, and the sender thread it wakes
@@ -75,7 +74,7 @@ class Door:
 
     def isoch_info(self) -> Any:
         """The rate the wires update at (the runtime's cycles per wall second)."""
-        period = self.runtime.period or self.system.sim.basic_time_step_ms / 1000.0
+        period = self.runtime.period or self.runtime.step_ms / 1000.0
         return info.isoch_info(self.types, 1.0 / period, self._epoch)
 
     def publish(self, cycle: Any = None) -> None:
@@ -90,7 +89,7 @@ class Door:
                 with self._wake:
                     self._wake.notify()
             return
-        modes, flags, *values = servo_states(self.system)
+        modes, flags, *values = self.runtime.servo_states()
         spec = self.node.NowTimeSpec()
         sample = (self.seqno, spec.seconds * 1_000_000 + spec.nanoseconds // 1000, modes,
                   flags, np.stack(values, axis=1))

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..hardware import HardwareSystem
 from ..hardware.base import Capabilities
 from ..model import ROTATIONAL
 from ..model.config import field_minimum
 from ..model.fields import value_type
+from ..runtime import Runtime
 from . import params
 
 #: The device capabilities that are seed 004's ``ServoCapabilities`` bits.
@@ -66,21 +66,21 @@ class Types:
         return dt
 
 
-def device_info(types: Types, system: HardwareSystem, motor: str, service: str) -> Any:
+def device_info(types: Types, runtime: Runtime, motor: str, service: str) -> Any:
     """What the device is: the motor's name, the plugin (model: the servo profile)."""
-    config = system.sim.motor(motor).config
+    config = runtime.motor(motor).config
     info = types.new("com.robotraconteur.device.DeviceInfo")
     info.device = types.identifier(service)
     info.parent_device = types.identifier("servo_sim")
-    info.manufacturer = types.identifier("servo_sim" if system.simulated
-                                         else system.plugin_name)
-    info.model = types.identifier(config.servo or f"{system.plugin_name} motor")
+    info.manufacturer = types.identifier("servo_sim" if runtime.simulated
+                                         else runtime.plugin_name)
+    info.model = types.identifier(config.servo or f"{runtime.plugin_name} motor")
     info.options = []
     info.capabilities = []
     info.serial_number = ""
-    info.device_classes = [types.device_class("servo", [system.plugin_name])]
+    info.device_classes = [types.device_class("servo", [runtime.plugin_name])]
     info.user_description = (f"motor {motor!r} of servo_sim on hardware "
-                             f"{system.plugin_name!r}")
+                             f"{runtime.plugin_name!r}")
     info.implemented_types = ["com.robotraconteur.servo.Servo"]
     info.associated_devices = {}
     info.extended = {}
@@ -91,22 +91,21 @@ def _vector(value: float) -> np.ndarray:
     return np.array([float(value)])
 
 
-def servo_info(types: Types, system: HardwareSystem, motor: str, service: str) -> Any:
+def servo_info(types: Types, runtime: Runtime, motor: str, service: str) -> Any:
     """``ServoInfo``: type, capabilities, one axis, units, the config's limits, the
     multiplier as gear ratio, the position sensor's resolution, the parameters, the
     e-stop signal."""
-    handle = system.sim.motor(motor)
+    handle = runtime.motor(motor)
     config = handle.config
-    index = system.sim.motor_names.index(motor)
     rotational = config.type == ROTATIONAL
     codes = types.servo["ServoTypeCode"]
     info = types.new("com.robotraconteur.servo.ServoInfo")
-    info.device_info = device_info(types, system, motor, service)
-    if system.simulated:
+    info.device_info = device_info(types, runtime, motor, service)
+    if runtime.simulated:
         info.servo_type = codes["generic_revolute" if rotational else "generic_prismatic"]
     else:
         info.servo_type = codes["revolute_electric" if rotational else "prismatic_electric"]
-    caps = Capabilities(system.component.capabilities(index)) & SERVO_CAPABILITIES
+    caps = Capabilities(runtime.capabilities(motor)) & SERVO_CAPABILITIES
     info.capabilities = int(caps) | types.servo["ServoCapabilities"]["signals"]
     info.axis_count = 1
     units = types.joints
@@ -126,7 +125,7 @@ def servo_info(types: Types, system: HardwareSystem, motor: str, service: str) -
     info.gear_ratio = _vector(config.multiplier)
     info.sensor_resolution = _vector(sensor_resolution(config))
     info.effort_command_resolution = _vector(0.0)
-    info.parameter_info = parameter_info(types, system, motor)
+    info.parameter_info = parameter_info(types, runtime, motor)
     info.signal_info = [e_stop_signal_info(types)]
     info.extended = {}
     return info
@@ -142,10 +141,10 @@ def sensor_resolution(config: Any) -> float:
     return resolution if resolution > 0 else 0.0
 
 
-def parameter_info(types: Types, system: HardwareSystem, motor: str) -> list[Any]:
+def parameter_info(types: Types, runtime: Runtime, motor: str) -> list[Any]:
     """One ``ParameterInfo`` per live parameter: name, type, value now, lower bound."""
     out = []
-    for name, value in params.field_values(system, motor).items():
+    for name, value in params.field_values(runtime, motor).items():
         if not params.live(name):
             continue
         kind = value_type(value)

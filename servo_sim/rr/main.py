@@ -16,10 +16,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..command import CliError, default_config_path
-from ..hardware import HardwareSystem
+from ..command import CliError
 from ..hardware.registry import PluginError
-from ..model import ConfigError, load_config
+from ..load import load
+from ..model import ConfigError
 from ..runtime import Runtime
 from .door import serve
 
@@ -29,7 +29,8 @@ def parser() -> argparse.ArgumentParser:
         prog="servo-sim-rr", description="Serve every motor of CONFIG as a Robot "
         "Raconteur com.robotraconteur.servo.Servo (one service per motor, named by its "
         "ROS name).")
-    p.add_argument("config", nargs="?", help="config file (default: the packaged one)")
+    p.add_argument("config", nargs="?", help="config file: YAML, a Webots .wbt or .proto "
+                                             "(default: the packaged one)")
     p.add_argument("--port", type=int, default=62222,
                    help="TCP port (default 62222; 0: a free one, printed)")
     p.add_argument("--users", type=Path, help="Robot Raconteur users file: password "
@@ -55,28 +56,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CliError("--real-time-factor must be finite and >= 0")
         if args.users is not None and not args.users.is_file():
             raise CliError(f"--users {args.users}: no such file")
-        system = HardwareSystem(load_config(args.config or default_config_path()))
-    except (CliError, ConfigError, PluginError, OSError) as exc:
+        runtime = Runtime.open(load(args.config).config,
+                               real_time_factor=args.real_time_factor)
+    except (CliError, ConfigError, PluginError, OSError, ValueError) as exc:
+        # (ValueError: a real-time factor real hardware refuses)
         print(f"servo-sim-rr: error: {exc}", file=sys.stderr)
         return 2
     try:
-        runtime = Runtime(system, real_time_factor=args.real_time_factor)
-        system.start()  # a device that does not answer is retried by the cycle
+        runtime.start(required=False)  # a device that does not answer: the cycle retries
         with serve(runtime, args.port, listen_all=args.listen_all,
                    users=args.users) as (door, port):
             host = "HOST" if args.listen_all else "localhost"
             print(f"servo-sim-rr: {len(door.servos)} motor(s) on hardware "
-                  f"{system.plugin_name!r} ({system.state.value}), "
+                  f"{runtime.plugin_name!r} ({runtime.hardware_state}), "
                   f"{'password login' if args.users else 'no login'}:", flush=True)
             for servo in door.servos:
                 print(f"  {servo.motor}: {door.url(port, servo, host)}", flush=True)
             while not stop:
                 door.publish(runtime.cycle())
-    except ValueError as exc:  # a real-time factor real hardware refuses
-        print(f"servo-sim-rr: error: {exc}", file=sys.stderr)
-        return 2
     finally:
-        system.shutdown()  # real devices: torque off
+        runtime.close()  # real devices: torque off
     return 0
 
 

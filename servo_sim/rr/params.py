@@ -5,7 +5,7 @@ groups: ``load.external``, ``position_sensor.sampling_period_ms``); the read-onl
 (``READ_ONLY_FIELDS``) may be read, the others are live. A ``varvalue`` is checked
 against the field's type as ``ros2 param set`` checks a parameter's (a double takes a
 number, an integer an integer, an array numbers, a string a string), then goes through
-``HardwareSystem.set_parameter``: the config's validation and, for a field that is also
+``Runtime.set_parameter``: the config's validation and, for a field that is also
 a command (``control_pid``), the command's check.
 """
 
@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from ..hardware import HardwareSystem
 from ..model.fields import motor_fields, value_type
 from ..model.simulation import READ_ONLY_FIELDS
+from ..runtime import Runtime
 
 
-def field_values(system: HardwareSystem, motor: str) -> dict[str, Any]:
+def field_values(runtime: Runtime, motor: str) -> dict[str, Any]:
     """The motor's config fields as they stand, by parameter name (``name`` left out)."""
-    return motor_fields(system.sim.motor(motor).config)
+    return motor_fields(runtime.motor(motor).config)
 
 
 def live(name: str) -> bool:
@@ -74,22 +74,22 @@ def shown(data: Any) -> str:
     return repr(data)
 
 
-def get(system: HardwareSystem, motor: str, name: str) -> Any:
+def get(runtime: Runtime, motor: str, name: str) -> Any:
     """The value of parameter ``name``; ValueError for an unknown one."""
-    values = field_values(system, motor)
+    values = field_values(runtime, motor)
     if name not in values:
         raise ValueError(unknown(motor, name, values))
     return values[name]
 
 
-def set_(system: HardwareSystem, motor: str, name: str, data: Any) -> None:
-    """Parameter ``name`` to ``data`` (a varvalue's data) through the hardware system's
+def set_(runtime: Runtime, motor: str, name: str, data: Any) -> None:
+    """Parameter ``name`` to ``data`` (a varvalue's data) through the runtime's
     check; ValueError (motor, parameter, value and why) and nothing changes on a refusal."""
-    values = field_values(system, motor)
+    values = field_values(runtime, motor)
     if name not in values:
         raise ValueError(unknown(motor, name, values))
     value = convert(motor, name, values[name], data)
-    system.set_parameter(motor, name, value)
+    runtime.set_parameter(motor, name, value)
 
 
 def unknown(motor: str, name: str, values: dict[str, Any]) -> str:

@@ -1,6 +1,6 @@
 """One motor as a ``com.robotraconteur.servo.Servo`` service object.
 
-Every member goes through the hardware system (``HardwareSystem.command`` and
+Every member goes through the runtime (``Runtime.command`` and
 ``set_parameter``: the command table's check, the model's validation), as the other
 doors do; a refusal is one Robot Raconteur exception with the model's message (motor,
 field, value, why): ``InvalidOperationException`` for a command the motor's state or
@@ -35,6 +35,7 @@ import RobotRaconteur as RR  # noqa: N817 - the name its docs use
 
 from ..model import CommandRefusedError, Motor, ServoMode, StateFlags
 from ..model.motor import ROTATIONAL
+from ..runtime import Runtime
 from . import info, params
 
 log = logging.getLogger("servo_sim")
@@ -67,37 +68,37 @@ def effort_call(motor: Motor) -> Any:
     return Motor.set_torque if motor.get_type() == ROTATIONAL else Motor.set_force
 
 
-def write_mode(system: Any, motor: str, value: Any) -> None:
+def write_mode(runtime: Runtime, motor: str, value: Any) -> None:
     """Mode ``value`` (seed 004 ``ServoMode``) for ``motor`` through the hardware
-    system's commands (see the module docstring); ValueError when refused."""
+    runtime's commands (see the module docstring); ValueError when refused."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
             or int(value) not in MODE_NAMES:
         raise ValueError(f"motor {motor!r}: mode = {value!r} rejected: not a ServoMode "
                          f"({', '.join(f'{int(m)} {n}' for m, n in MODE_NAMES.items())})")
     mode = ServoMode(int(value))
-    handle = system.sim.motor(motor)
+    handle = runtime.motor(motor)
     if mode is ServoMode.DISABLED:
-        system.command(motor, Motor.disable)
+        runtime.command(motor, Motor.disable)
     elif mode is ServoMode.HALT:
-        system.command(motor, Motor.enable if handle.mode is ServoMode.DISABLED
+        runtime.command(motor, Motor.enable if handle.mode is ServoMode.DISABLED
                        else Motor.halt)
     elif mode is ServoMode.POSITION:
         held = handle.get_target_position()
         if handle.mode not in (ServoMode.HALT, ServoMode.POSITION) or not math.isfinite(held):
             held = handle.position / handle.get_multiplier()
-        system.command(motor, Motor.set_position, held)
+        runtime.command(motor, Motor.set_position, held)
         try:  # the full speed limit, where the device has one
-            system.check(handle, "set_velocity")
+            runtime.check(motor, "set_velocity")
         except CommandRefusedError:
             return
-        system.command(motor, Motor.set_velocity,
+        runtime.command(motor, Motor.set_velocity,
                        handle.get_max_velocity() / abs(handle.get_multiplier()))
     elif mode is ServoMode.VELOCITY:
-        system.check(handle, "set_position", (math.inf,))  # both, before either changes
-        system.command(motor, Motor.set_velocity, 0.0)
-        system.command(motor, Motor.set_position, math.inf)
+        runtime.check(motor, "set_position", (math.inf,))  # both, before either changes
+        runtime.command(motor, Motor.set_velocity, 0.0)
+        runtime.command(motor, Motor.set_position, math.inf)
     elif mode is ServoMode.EFFORT:
-        system.command(motor, effort_call(handle), 0.0)
+        runtime.command(motor, effort_call(handle), 0.0)
     else:
         why = ("entered by trapezoidal_move()" if mode is ServoMode.TRAPEZOIDAL
                else "reported when the device fails, never commanded")
@@ -142,13 +143,13 @@ class Servo:
     def __init__(self, door: Any, motor: str, service: str) -> None:
         """``door``: the :class:`~servo_sim.rr.door.Door` serving it."""
         self._door = door
-        self._system = door.system
+        self._runtime = door.runtime
         self.motor = motor
         self.service = service
-        self.index = door.system.sim.motor_names.index(motor)
+        self.index = door.runtime.motor_names.index(motor)
         self._wires = {name: CommandWire(name) for name in WIRE_MODES}
         self._downsampler: Any = None
-        self._info = info.device_info(door.types, door.system, motor, service)
+        self._info = info.device_info(door.types, door.runtime, motor, service)
         self._state: Any = None
         self._sensor_data: Any = None
         self._header: Any = None
@@ -198,7 +199,7 @@ class Servo:
 
     @property
     def servo_info(self) -> Any:
-        return info.servo_info(self._door.types, self._system, self.motor, self.service)
+        return info.servo_info(self._door.types, self._runtime, self.motor, self.service)
 
     @property
     def isoch_info(self) -> Any:
@@ -219,11 +220,11 @@ class Servo:
 
     @property
     def mode(self) -> int:
-        return int(self._system.report()[0][self.index])
+        return int(self._runtime.report()[0][self.index])
 
     @mode.setter
     def mode(self, value: int) -> None:
-        self._run(write_mode, self._system, self.motor, value)
+        self._run(write_mode, self._runtime, self.motor, value)
         for wire in self._wires.values():  # a new mode: no dropped command in it yet
             wire.valid = True
 
@@ -231,7 +232,7 @@ class Servo:
 
     def halt(self) -> None:
         """Hold at once (a trapezoidal move in progress ends, aborted)."""
-        self._run(self._system.command, self.motor, Motor.halt)
+        self._run(self._runtime.command, self.motor, Motor.halt)
 
     def trapezoidal_move(self, target_pos: Any, target_vel: Any, vel: Any,
                          accel: Any) -> None:
@@ -245,19 +246,19 @@ class Servo:
                     f"motor {self.motor!r}: {field} = {values.tolist()!r} rejected: one "
                     f"value per axis (axis_count 1), not {values.size}")
             args.append(float(values[0]))
-        self._run(self._system.command, self.motor, Motor.trapezoidal_move, *args)
+        self._run(self._runtime.command, self.motor, Motor.trapezoidal_move, *args)
 
     def getf_param(self, param_name: str) -> Any:
-        value = self._run(params.get, self._system, self.motor, param_name)
+        value = self._run(params.get, self._runtime, self.motor, param_name)
         return info.to_varvalue(value)
 
     def setf_param(self, param_name: str, value: Any) -> None:
-        self._run(params.set_, self._system, self.motor, param_name,
+        self._run(params.set_, self._runtime, self.motor, param_name,
                   None if value is None else value.data)
 
     def getf_signal(self, signal_name: str) -> Any:
         self._signal(signal_name)
-        latched = bool(self._system.report()[1][self.index] & StateFlags.E_STOP)
+        latched = bool(self._runtime.report()[1][self.index] & StateFlags.E_STOP)
         return RR.VarValue(np.array([latched]), "bool[]")
 
     def setf_signal(self, signal_name: str, value: Any) -> None:
@@ -270,7 +271,7 @@ class Servo:
                 f"{params.shown(None if value is None else value.data)} rejected: one "
                 "boolean (true latches the e-stop, false releases it)")
         call = Motor.e_stop if bool(data[0]) else Motor.reset_e_stop
-        self._run(self._system.command, self.motor, call)
+        self._run(self._runtime.command, self.motor, call)
 
     def _signal(self, name: str) -> None:
         if name != info.E_STOP_SIGNAL:
@@ -282,11 +283,11 @@ class Servo:
 
     def _on_command(self, name: str, command: Any, endpoint: int) -> None:
         """A value on a command wire (a Robot Raconteur thread): the rule, then the
-        model's command through the hardware system."""
+        model's command through the runtime."""
         wire = self._wires[name]
         if endpoint != wire.endpoint:
             wire.endpoint, wire.seqno = endpoint, 0
-        motor = self._system.sim.motor(self.motor)
+        motor = self._runtime.motor(self.motor)
         who = f"motor {self.motor!r}: {name}"
         if command is None:
             wire.drop(self.motor, f"{who}: no command")
@@ -312,7 +313,7 @@ class Servo:
         call = {"position_command": Motor.set_position,
                 "velocity_command": Motor.set_velocity}.get(name) or effort_call(motor)
         try:
-            self._system.command(self.motor, call, float(values[0]))
+            self._runtime.command(self.motor, call, float(values[0]))
         except ValueError as exc:
             wire.drop(self.motor, str(exc))
             return
@@ -332,7 +333,7 @@ class Servo:
     def flags(self, reported: int) -> int:
         """The reported flags, ``valid_command`` cleared after a dropped command."""
         for wire in self._wires.values():
-            if not wire.valid and wire.mode == self._system.sim.motor(self.motor).mode:
+            if not wire.valid and wire.mode == self._runtime.motor(self.motor).mode:
                 return reported & ~int(StateFlags.VALID_COMMAND)
         return reported
 

@@ -366,14 +366,14 @@ class Brake(_JointDevice):
             _error(f"Warning: brake {self.name!r} (motor {motor!r}): damping constant "
                    f"{c!r} rejected: {exc}.")
             return
-        system = self._session.system
-        if not system.simulated and not self._session.warned_brake:
+        runtime = self._session.runtime
+        if not runtime.simulated and not self._session.warned_brake:
             self._session.warned_brake = True
-            _error(f"Warning: brake {self.name!r}: hardware {system.plugin_name!r} has no "
+            _error(f"Warning: brake {self.name!r}: hardware {runtime.plugin_name!r} has no "
                    "brake; the damping changes the model's joint only.")
-        try:
-            self._session.sim.set_parameter(motor, "damping_constant",
-                                            self._spec.motor.damping_constant + damping)
+        try:  # through the runtime's check, as every parameter change
+            runtime.set_parameter(motor, "damping_constant",
+                                  self._spec.motor.damping_constant + damping)
         except ValueError as exc:
             _error(f"Warning: brake {self.name!r}: {exc}")
 

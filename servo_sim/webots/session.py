@@ -22,12 +22,11 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..hardware import START_ATTEMPTS, HardwareSystem
 from ..model import Motor
 from ..model.config import MotorConfig, SimulationConfig
 from ..model.sensors import SampledSensors
 from ..record import csv_columns, csv_row, steps_to_reach
-from ..runtime import Runtime
+from ..runtime import RealTimeError, Runtime, StartError
 
 log = logging.getLogger("servo_sim")
 
@@ -93,15 +92,16 @@ class Session:
         self.config = config
         self.robot_name = robot_name
         self.world_path = world_path
-        self.system = HardwareSystem(config)
-        self.sim = self.system.sim
+        self.runtime = Runtime.open(config, clock=clock)
+        if real_time_factor is not None:
+            try:
+                self.runtime.set_real_time_factor(real_time_factor)
+            except RealTimeError:
+                self.runtime.close()
+                raise SessionError(f"hardware {self.runtime.plugin_name!r} is real: it runs "
+                                   f"in real time (--real-time-factor 1), not "
+                                   f"{real_time_factor:g}") from None
         self.step_ms = config.basic_time_step_ms
-        simulated = self.system.simulated
-        if real_time_factor is None:
-            real_time_factor = 0.0 if simulated else 1.0
-        if not simulated and real_time_factor != 1.0:
-            raise SessionError(f"hardware {self.system.plugin_name!r} is real: it runs in "
-                               f"real time (--real-time-factor 1), not {real_time_factor:g}")
         #: --duration reached: the first whole step at or after it
         self.end_ms = None if duration is None \
             else steps_to_reach(duration, self.step_ms) * self.step_ms
@@ -117,7 +117,6 @@ class Session:
         self.end_reason: str | None = None  #: why the run is over (None: it is not)
         self.told = False  #: step() has returned -1
         self.warned_brake = False  #: a brake on real hardware was reported
-        self.runtime = Runtime(self.system, real_time_factor=real_time_factor, clock=clock)
         self._refused: dict[tuple[str, str], str] = {}  # (motor, command) -> refusal
         self._csv_handle: IO[str] | None = None
         self._csv: Any = None
@@ -128,22 +127,20 @@ class Session:
                 raise SessionError(f"--csv {csv_path}: cannot write: "
                                    f"{exc.strerror or exc}") from None
             self._csv = csv.writer(self._csv_handle)
-        # a real device gets START_ATTEMPTS tries (a bus may miss a reply), not logged:
-        # a failure is reported by the SessionError
-        with _silenced(log):
-            started = self.system.start(attempts=1 if self.system.simulated
-                                        else START_ATTEMPTS)
-        if not started:
-            reason = self.system.component.reason or "it did not start"
+        # a real device gets its tries (a bus may miss a reply), not logged: a failure is
+        # reported by the SessionError
+        try:
+            with _silenced(log):
+                self.runtime.start()
+        except StartError as exc:
             self.close()
-            raise SessionError(f"{config.source}: hardware {self.system.plugin_name!r}: "
-                               f"{reason}")
-        for motor in self.sim:  # in Webots every sensor starts disabled, whatever the
-            motor.disable_position()  # config's sampling periods say
-            motor.disable_force_feedback()
+            raise SessionError(f"{config.source}: {exc}") from None
+        for name in self.runtime.motor_names:  # in Webots every sensor starts disabled,
+            self.runtime.command(name, Motor.disable_position)  # whatever the config's
+            self.runtime.command(name, Motor.disable_force_feedback)  # periods say
         if self._csv is not None:
-            self._csv.writerow(csv_columns(self.sim))
-            self._csv.writerow(csv_row(self.sim))
+            self._csv.writerow(csv_columns(self.runtime.motor_names))
+            self._csv.writerow(csv_row(self.runtime.time, self.runtime.readings))
 
     # ------------------------------------------------------------------ commands
 
@@ -161,7 +158,7 @@ class Session:
         changes nothing. True if it was taken."""
         key = (motor, call.__name__)
         try:
-            self.system.command(motor, call, *args)
+            self.runtime.command(motor, call, *args)
         except ValueError as exc:
             # the same refusal of the same command, step after step (a device recovering,
             # a NaN in a loop), is said once until that command is taken again
@@ -174,13 +171,13 @@ class Session:
 
     def motor(self, name: str) -> Motor:
         """The model's handle of motor ``name``."""
-        return self.sim.motor(name)
+        return self.runtime.motor(name)
 
     # ------------------------------------------------------------------ time
 
     @property
     def time_ms(self) -> int:
-        return self.sim.time_ms
+        return self.runtime.time_ms
 
     def end(self, reason: str) -> None:
         """End the run: the next (or current) ``step`` returns -1."""
@@ -196,7 +193,7 @@ class Session:
         if due is not None and len(due):
             self.battery_sensor.value[0] = level
         if self._csv is not None:
-            self._csv.writerow(csv_row(self.sim))
+            self._csv.writerow(csv_row(self.runtime.time, self.runtime.readings))
         if self.end_ms is not None and self.time_ms >= self.end_ms:
             self.end(f"--duration reached at t = {self.time_ms / 1000:g} s")
         if self.battery is not None and level <= 0.0:
@@ -209,7 +206,7 @@ class Session:
         without a battery)."""
         if self.battery is None:
             return math.nan
-        return max(0.0, self.battery.energy - float(self.sim.bank.energy.sum()))
+        return max(0.0, self.battery.energy - float(self.runtime.readings.energy.sum()))
 
     def enable_battery(self, period_ms: int) -> None:
         self.battery_sensor.enable(0, period_ms, self.time_ms)
@@ -219,7 +216,7 @@ class Session:
     def close(self) -> None:
         """Torque off (the hardware's shutdown) and the CSV file closed."""
         try:
-            self.system.shutdown()
+            self.runtime.close()
         finally:
             if self._csv_handle is not None:
                 self._csv_handle.close()
