@@ -81,8 +81,8 @@ def test_ros2_control_launch_file_describes_the_stack(monkeypatch, tmp_path):
     _installed(monkeypatch, tmp_path, "joint_state_topic_hardware_interface")
     assert [a.name for a in arguments] == ["robot", "urdf", "config", "controllers",
                                            "controller", "update_rate", "use_sim_time",
-                                           "real_time_factor", "hardware", "port", "respawn",
-                                           "log_level"]
+                                           "real_time_factor", "hardware", "port", "physics",
+                                           "respawn", "log_level"]
     assert all(a.description for a in arguments)
 
     nodes = nodes_with()

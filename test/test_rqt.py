@@ -263,7 +263,11 @@ def test_rqt_reconfigure_shows_describes_and_sets_the_nodes_parameters(start, rq
     for name, editor in editors.items():
         assert editor.toolTip() == described[name].description, name
         assert _editable(editor) == (not described[name].read_only), name
-        assert all(s.isHidden() for s in editor.findChildren(QSlider)), name
+        # no slider a user can drag: rqt_reconfigure draws one for a ranged integer
+        # (robot_raconteur_port, read-only: shown disabled) and none for the rest
+        sliders = [s for s in editor.findChildren(QSlider) if not s.isHidden()]
+        assert all(not s.isEnabled() for s in sliders), name
+        assert bool(sliders) == bool(described[name].integer_range), name
     assert described["arm.max_torque"].description.startswith("arm: ")
 
     def get(name: str):

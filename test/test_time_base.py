@@ -168,11 +168,13 @@ def test_by_default_every_stamp_agrees_with_a_default_clock(start, consumer):
     for topic, lags in lags_of.items():
         lags = sorted(lags)
         assert lags[0] > -0.01, (topic, lags[0])  # not from the future (one clock)
-        # 1 to 2 ms measured; the goal is one event through the action's status (0.29 s
-        # once, on a CI run sharing the 2 cores): what is checked is one clock, not speed
-        assert statistics.median(lags) < (0.5 if topic == "goal" else 0.1), (topic, lags)
+        # what is checked is one clock, not speed: another clock (simulated time from 0,
+        # a steady clock from boot) is off by hours or decades; 1 to 2 ms measured here,
+        # 0.17 s median with five processes per core (a loaded /opt/ros pass), the goal one
+        # event through the action's status (0.29 s once, CI sharing the 2 cores)
+        assert statistics.median(lags) < 1.0, (topic, lags)
         # the tail is the consumer's own stalls on a loaded machine
-        assert lags[int(0.95 * (len(lags) - 1))] < 0.5, (topic, lags)
+        assert lags[int(0.95 * (len(lags) - 1))] < 2.0, (topic, lags)
     # a reset leaves the time base alone: stamps go on with the clock
     before = c.now()
     assert c.call("/wall/servo_sim/reset", Trigger).success
