@@ -504,13 +504,13 @@ def soak(args: argparse.Namespace) -> None:
 
 def table_endpoints(node, n: int) -> None:
     """The endpoints of n motors' per-motor table on a bare rclpy node, in the node's
-    order (servo_sim.ros.table), with handlers that do nothing."""
+    order (servo_sim.ros.node.table), with handlers that do nothing."""
     from rclpy.action import ActionServer
     from std_srvs.srv import Trigger
 
     from servo_sim import action, msg, srv
     from servo_sim.ros.interface import MOTOR_FAMILIES, MotorService, MotorTrigger
-    from servo_sim.ros.table import FEEDBACK_TOPICS, table_rows
+    from servo_sim.ros.node.table import FEEDBACK_TOPICS, table_rows
 
     for row in table_rows(MOTOR_FAMILIES):
         for i in range(n):

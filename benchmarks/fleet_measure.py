@@ -49,8 +49,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from servo_sim.ros import fleet  # noqa: E402
-from servo_sim.ros.fleet_host import ENDED_LINE, FORKED_LINE  # noqa: E402
+from servo_sim.ros.fleet import robots as fleet  # noqa: E402
+from servo_sim.ros.fleet.host import ENDED_LINE, FORKED_LINE  # noqa: E402
 
 CORES = os.cpu_count() or 1
 TICK = os.sysconf("SC_CLK_TCK")
@@ -123,7 +123,7 @@ class LaunchOutput:
     DIED = re.compile(r"\[(servo_sim_node-\d+)\]: process has died .*exit code (-?\d+)")
     # a robot forked by the fleet's host (fork:=true): its pid, and how it ended
     FORKED, FORK_ENDED = FORKED_LINE, ENDED_LINE
-    # the launch's nudge (servo_sim.ros.fleet_nudge) as it ends: its own CPU time
+    # the launch's nudge (servo_sim.ros.fleet.nudge) as it ends: its own CPU time
     NUDGE_CPU = re.compile(r"servo_sim_fleet_nudge: .* \((\d+\.\d+) s of CPU\)")
 
     def __init__(self, proc: subprocess.Popen, log: Path, robots: int | None = None) -> None:

@@ -5,13 +5,13 @@ process and namespace:
 Each robot is the node of ``servo_sim.launch.py`` with ``namespace:=<ns>`` and its config
 (one for all, or one per robot): ``/<ns>/joint_states``, ``/<ns>/<motor>/...``. By
 default the robots' processes are forked from one host process that imported the node's
-code once (servo_sim.ros.fleet_host); ``fork:=false`` has launch start each one.
+code once (servo_sim.ros.fleet.host); ``fork:=false`` has launch start each one.
 ``discovery`` picks how the participants find each other: ``simple`` (every participant
 learns every other one's endpoints), ``server`` (Fast DDS discovery servers started here,
 on this machine; ``discovery_servers:=2`` for a redundant pair), or the addresses of
 servers running elsewhere. With servers on this machine the robots listen on UDP
 at 127.0.0.1, not on shared memory, and take in no other participant's graph updates
-(config/fleet_robot.xml says why), and a nudge (servo_sim.ros.fleet_nudge) joins the
+(config/fleet_robot.xml says why), and a nudge (servo_sim.ros.fleet.nudge) joins the
 servers once every robot has started, which ends a wait of Fast DDS 2.14.5's server for
 some robots. The launch logs the environment that ros2 tools need to see the fleet.
 """
@@ -40,9 +40,11 @@ from launch.events import matches_action
 from launch.events.process import SignalProcess
 from launch.substitutions import LaunchConfiguration
 
-from servo_sim.ros import fleet, fleet_nudge, follow
-from servo_sim.ros.fleet_host import ENDED_LINE
-from servo_sim.ros.fleet_host import NAME as HOST
+from servo_sim.ros.fleet import follow
+from servo_sim.ros.fleet import nudge as fleet_nudge
+from servo_sim.ros.fleet import robots as fleet
+from servo_sim.ros.fleet.host import ENDED_LINE
+from servo_sim.ros.fleet.host import NAME as HOST
 from servo_sim.ros.launch_args import (
     EXECUTOR,
     LOG_LEVEL,
@@ -77,7 +79,7 @@ ARGUMENTS = (
      "see the whole fleet from any shell), and stop it when the launch ends; false leaves "
      "the daemon alone."),
     ("fork", "true",
-     "true: one process (servo_sim.ros.fleet_host) imports the node's code once and forks "
+     "true: one process (servo_sim.ros.fleet.host) imports the node's code once and forks "
      "each robot's own process from it, a robot's start then costs a third of the CPU; "
      "false: launch starts each robot's servo_sim_node itself."),
     ("use_sim_time", "false", USE_SIM_TIME),
@@ -115,7 +117,7 @@ def _fleet(context) -> list:
                      LogInfo(msg=plan.discovery.tool_hint(daemon_restarted=daemon))]
     if not plan.discovery.simple:
         actions.append(LogInfo(msg=plan.discovery.transport_hint()))
-    # each server ends with this launch, even a killed one (servo_sim.ros.follow)
+    # each server ends with this launch, even a killed one (servo_sim.ros.fleet.follow)
     actions += [ExecuteProcess(cmd=follow.command(os.getpid(), command), additional_env=env,
                                name=f"discovery_server_{i}", output="log")
                 for i, (command, env) in enumerate(plan.discovery.server_commands())]
@@ -145,7 +147,7 @@ def _fleet(context) -> list:
 
 
 def _after_robots(plan: fleet.Fleet, daemon: bool, log_level: str, forked: bool) -> list:
-    """With discovery servers: the nudge (servo_sim.ros.fleet_nudge), which joins the
+    """With discovery servers: the nudge (servo_sim.ros.fleet.nudge), which joins the
     servers as a super client once every robot has logged its start (or ended), and, with
     ``daemon``, the restart of the domain's ros2 daemon as their super client once every
     robot's per-motor table is complete (its copy of the fleet's endpoints, about 5 s of
@@ -170,14 +172,14 @@ def _after_robots(plan: fleet.Fleet, daemon: bool, log_level: str, forked: bool)
             function=stop_at_shutdown)])))
     # stop and start in one process, again while another daemon is found (servo_sim.ros.
     # daemon says why)
-    restart = [ExecuteProcess(cmd=[sys.executable, "-m", "servo_sim.ros.daemon"],
+    restart = [ExecuteProcess(cmd=[sys.executable, "-m", "servo_sim.ros.fleet.daemon"],
                               name="ros2_daemon_restart", additional_env=tools,
                               output="log")] if daemon else []
     unnamed = forked and "{name}" not in os.environ.get("RCUTILS_CONSOLE_OUTPUT_FORMAT",
                                                          "{name}")
     if log_level.lower() not in ("debug", "info") or unnamed:
         return [*restart, *handlers]
-    nudge = ExecuteProcess(cmd=[sys.executable, "-m", "servo_sim.ros.fleet_nudge",
+    nudge = ExecuteProcess(cmd=[sys.executable, "-m", "servo_sim.ros.fleet.nudge",
                                 *(r.namespace for r in plan.robots)],
                            name="fleet_nudge", additional_env=tools, output="log")
     lines = _RobotLines(len(plan.robots), forked, nudge, restart)

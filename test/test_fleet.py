@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from servo_sim.ros import fleet
+from servo_sim.ros.fleet import robots as fleet
 
 CONFIG = str(REPO / "config" / "servo_sim.yaml")
 SO101 = str(REPO / "config" / "so101.yaml")
@@ -190,11 +190,11 @@ def test_a_bad_argument_is_one_line_naming_it(call, message):
     (["r0", "r0"], "namespaces:='r0 r0': r0 given more than once"),
 ])
 def test_the_nudge_refuses_a_bad_argument_before_it_is_ready(arguments, message):
-    """servo_sim.ros.fleet_nudge: one usage line naming the argument, status 2, no ready
+    """servo_sim.ros.fleet.nudge: one usage line naming the argument, status 2, no ready
     line (the launch would never signal it)."""
     import subprocess
 
-    done = subprocess.run([sys.executable, "-m", "servo_sim.ros.fleet_nudge", *arguments],
+    done = subprocess.run([sys.executable, "-m", "servo_sim.ros.fleet.nudge", *arguments],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stdout == ""
@@ -213,12 +213,12 @@ def test_free_ports_are_consecutive_and_free():
 def test_forked_robots_get_the_launch_arguments_of_every_node():
     """fork:=true: one host command; each robot's rcl arguments are a servo_sim node's
     (name, namespace, its config, then the launch's parameters, which override it)."""
-    from servo_sim.ros.fleet_host import robot_arguments
+    from servo_sim.ros.fleet.host import robot_arguments
     from servo_sim.ros.launch_args import forked_robots
 
     command = forked_robots([("r0", CONFIG), ("left", SO101)], use_sim_time="True",
                             real_time_factor="2", executor="events", log_level="warn")
-    assert command == [sys.executable, "-m", "servo_sim.ros.fleet_host",
+    assert command == [sys.executable, "-m", "servo_sim.ros.fleet.host",
                        "--robot", "r0", CONFIG, "--robot", "left", SO101, "--ros-args",
                        "-p", "use_sim_time:=true", "-p", "real_time_factor:=2.0",
                        "-p", 'executor:="events"', "--log-level", "warn"]

@@ -2,7 +2,7 @@
 as ``fleet.launch.py`` starts them (servo_sim/ros/fleet.py's server commands and
 environment), without launch: a killed and restarted server, a redundant pair with one
 killed, and a robot killed with SIGKILL; and robots forked from one host
-(servo_sim.ros.fleet_host, fork:=true), one of them killed, and the host killed.
+(servo_sim.ros.fleet.host, fork:=true), one of them killed, and the host killed.
 Newcomers are fresh processes.
 
 Every wait is on a condition with a generous timeout; the one time bound asserted is the
@@ -27,8 +27,8 @@ from conftest import REPO, STARTED, TIMEOUT, NodeProcess, require_ros
 require_ros("rclpy")
 pytestmark = pytest.mark.ros
 
-from servo_sim.ros import fleet  # noqa: E402
-from servo_sim.ros.fleet_host import FORKED_LINE  # noqa: E402
+from servo_sim.ros.fleet import robots as fleet  # noqa: E402
+from servo_sim.ros.fleet.host import FORKED_LINE  # noqa: E402
 
 CONFIG = str(REPO / "config" / "servo_sim.yaml")
 #: This shell without Fast DDS transport settings of its own (the robots then get the
@@ -259,17 +259,17 @@ def test_a_robot_reads_no_graph_of_others_and_tools_and_the_daemon_see_every_rob
 
 
 class Nudge:
-    """servo_sim.ros.fleet_nudge for the given robots, as fleet.launch.py starts it (a
+    """servo_sim.ros.fleet.nudge for the given robots, as fleet.launch.py starts it (a
     super client with the daemon's profile), its stdout lines read as they come."""
 
     def __init__(self, servers: Servers, *arguments: str) -> None:
-        from servo_sim.ros import fleet_nudge
+        from servo_sim.ros.fleet import nudge as fleet_nudge
 
         self.ready = fleet_nudge.READY_LINE
         env = {**os.environ, **servers.discovery.tool_environment(),
                **servers.discovery.transport_environment(QUIET_SHELL,
                                                          profile=fleet.DAEMON_PROFILE)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "servo_sim.ros.fleet_nudge",
+        self.proc = subprocess.Popen([sys.executable, "-m", "servo_sim.ros.fleet.nudge",
                                       *arguments], env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.lines: list[str] = []  # stdout's
@@ -309,7 +309,7 @@ def udp_sockets(pid: int) -> int:
 
 
 def test_the_nudge_joins_at_its_signal_sees_every_robot_and_leaves(fleet_of):
-    """The launch's nudge (servo_sim.ros.fleet_nudge): no participant until SIGUSR1, then
+    """The launch's nudge (servo_sim.ros.fleet.nudge): no participant until SIGUSR1, then
     a super client of the servers until it has every robot's joint_states writer, then
     gone, status 0; a robot it never sees keeps it --stay seconds."""
     servers, _, _ = fleet_of(robots=2, servers=1)
@@ -373,10 +373,10 @@ def until_gone(pid: int, what: str) -> None:
 
 def test_the_nudge_ends_with_the_process_that_started_it():
     """A launch killed (SIGKILL) leaves no nudge waiting behind it (PR_SET_PDEATHSIG)."""
-    from servo_sim.ros import fleet_nudge
+    from servo_sim.ros.fleet import nudge as fleet_nudge
 
     parent = subprocess.Popen([sys.executable, "-c", MODULE_PARENT,
-                               "servo_sim.ros.fleet_nudge", "r0"], stdout=subprocess.PIPE,
+                               "servo_sim.ros.fleet.nudge", "r0"], stdout=subprocess.PIPE,
                               text=True)
     try:
         pid = int(parent.stdout.readline())
@@ -388,11 +388,11 @@ def test_the_nudge_ends_with_the_process_that_started_it():
     until_gone(pid, "the nudge")
 
 
-#: A parent of a discovery server started through servo_sim.ros.follow, as the fleet
+#: A parent of a discovery server started through servo_sim.ros.fleet.follow, as the fleet
 #: launch starts it: prints the server's pid.
 SERVER_PARENT = """
 import json, os, subprocess, sys, time
-from servo_sim.ros import follow
+from servo_sim.ros.fleet import follow
 command, env = json.loads(sys.argv[1])
 server = subprocess.Popen(follow.command(os.getpid(), command), env={**os.environ, **env},
                           stdout=subprocess.DEVNULL)
@@ -402,7 +402,7 @@ time.sleep(600)
 
 
 def test_a_discovery_server_started_through_follow_ends_with_its_parent():
-    """A killed launch leaves no discovery server behind (servo_sim.ros.follow)."""
+    """A killed launch leaves no discovery server behind (servo_sim.ros.fleet.follow)."""
     [(command, env)] = fleet.discovery("server", str(fleet.free_port())).server_commands()
     parent = subprocess.Popen([sys.executable, "-c", SERVER_PARENT, json.dumps([command, env])],
                               stdout=subprocess.PIPE, text=True)
@@ -419,14 +419,14 @@ def test_a_discovery_server_started_through_follow_ends_with_its_parent():
 
 
 @pytest.mark.parametrize(("argv", "status", "message"), [
-    (["sleep"], 2, "usage: python -m servo_sim.ros.follow PID COMMAND [ARG ...]"),
-    (["x", "sleep", "1"], 2, "usage: python -m servo_sim.ros.follow PID COMMAND [ARG ...]"),
+    (["sleep"], 2, "usage: python -m servo_sim.ros.fleet.follow PID COMMAND [ARG ...]"),
+    (["x", "sleep", "1"], 2, "usage: python -m servo_sim.ros.fleet.follow PID COMMAND [ARG ...]"),
     (["{parent}", "no-such-command-here"], 2,
      "follow: no-such-command-here: No such file or directory"),
     (["999999999", "sleep", "1"], 1, "follow: process 999999999 ended before sleep started"),
 ])
 def test_follow_refuses_a_bad_command_line_or_a_parent_gone(argv, status, message):
-    run = subprocess.run([sys.executable, "-m", "servo_sim.ros.follow",
+    run = subprocess.run([sys.executable, "-m", "servo_sim.ros.fleet.follow",
                           *(a.format(parent=os.getpid()) for a in argv)],
                          capture_output=True, text=True, timeout=TIMEOUT)
     assert (run.returncode, run.stderr.strip()) == (status, message)
@@ -482,14 +482,14 @@ def test_a_robot_killed_with_sigkill_leaves_the_others_and_a_newcomers_graph(fle
 
 
 class Host:
-    """``python -m servo_sim.ros.fleet_host``: robots forked from one process (what
+    """``python -m servo_sim.ros.fleet.host``: robots forked from one process (what
     fleet.launch.py starts with fork:=true), its output in a file."""
 
     def __init__(self, tmp_path, spaces: list[str], env: dict[str, str]) -> None:
         self.log = tmp_path / "host.log"
         with self.log.open("w") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "servo_sim.ros.fleet_host",
+                [sys.executable, "-m", "servo_sim.ros.fleet.host",
                  *[a for ns in spaces for a in ("--robot", ns, CONFIG)]],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 env={**os.environ, **env})
@@ -578,7 +578,7 @@ def test_the_hosts_lines_go_nowhere_once_launch_has_ended():
     master, slave = pty.openpty()
     os.close(master)  # launch has ended
     done = subprocess.run(
-        [sys.executable, "-c", "import sys\nfrom servo_sim.ros.fleet_host import say\n"
+        [sys.executable, "-c", "import sys\nfrom servo_sim.ros.fleet.host import say\n"
          "say('one')\nsay('two')\nprint('went on', file=sys.stderr)"],
         stdout=slave, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
     os.close(slave)
@@ -601,7 +601,7 @@ def test_a_forked_robot_that_does_not_stop_gets_sigkill_after_sigterm(host_of):
     """SIGTERM (launch's second step) to the host: a robot that does not end (stopped
     here with SIGSTOP) is killed TERM_GRACE_S later by the host, as launch would kill a
     process of its own; the other leaves with status 0."""
-    from servo_sim.ros.fleet_host import TERM_GRACE_S
+    from servo_sim.ros.fleet.host import TERM_GRACE_S
 
     _, host, _ = host_of(robots=2)
     os.kill(host.pids["r1"], signal.SIGSTOP)

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from servo_sim.model.urdf import ros2_control_joints
-from servo_sim.ros.joint_commands import KINDS, per_joint
+from servo_sim.ros.node.joint_commands import KINDS, per_joint
 
 NAN = math.nan
 #: a robot with each kind of joint the plugin's changelog lists: position, velocity-only

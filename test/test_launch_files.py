@@ -293,8 +293,8 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
     ends all."""
     from test_fleet_process import Watcher, newcomer_sees, shared_memory_ports_listened
 
-    from servo_sim.ros import fleet
-    from servo_sim.ros.fleet_host import FORKED_LINE
+    from servo_sim.ros.fleet import robots as fleet
+    from servo_sim.ros.fleet.host import FORKED_LINE
 
     port = fleet.free_port()
     for variable in fleet.SHELL_TRANSPORT_VARIABLES:  # a shell as users have it
@@ -337,7 +337,7 @@ def test_a_fleet_launch_starts_its_discovery_server_and_robots_that_tools_see(
                      r"memory, and read no graph of others \(/\S+/config/fleet_robot\.xml\)",
                      output), output
     assert re.search(r"\[ros2_daemon_restart-\d+\]: process has finished cleanly", output)
-    # the nudge (servo_sim.ros.fleet_nudge) joined the servers once every robot had
+    # the nudge (servo_sim.ros.fleet.nudge) joined the servers once every robot had
     # started, and left having seen every robot
     starts = [m.start() for m in re.finditer(r"\] \[r\d\.servo_sim\]: 2 motor\(s\) ", output)]
     assert len(starts) == 3, output
@@ -363,7 +363,7 @@ def test_a_fleet_launch_at_log_level_warn_restarts_the_daemon_all_the_same(tmp_p
     """With the robots' info lines hidden (no start or table line to wait for), the
     daemon is restarted as the servers' super client at once, and no nudge is started:
     a shell without the discovery environment still lists the fleet."""
-    from servo_sim.ros import fleet
+    from servo_sim.ros.fleet import robots as fleet
 
     port = fleet.free_port()
     launch, log = _fleet_launch(tmp_path, "robots:=2", "discovery:=server",
@@ -394,7 +394,7 @@ def test_the_fleet_launchs_robot_lines_nudge_then_restart_and_nothing_once_it_st
     from launch.actions import EmitEvent, ExecuteProcess, LogInfo
     from launch.events.process import ProcessStderr, ProcessStdout
 
-    from servo_sim.ros.fleet_nudge import READY_LINE
+    from servo_sim.ros.fleet.nudge import READY_LINE
 
     spec = importlib.util.spec_from_file_location("fleet_launch",
                                                   REPO / "launch" / "fleet.launch.py")
@@ -468,11 +468,11 @@ def test_a_fleet_and_its_server_end_with_a_launch_that_leaves_them_running(tmp_p
     """``ros2 launch`` ends on SIGTERM without passing it on ("using SIGTERM can result in
     orphaned processes"): every process it started follows its end (PR_SET_PDEATHSIG:
     the host and the nudge themselves, the discovery server and, with fork:=false, the
-    robots through servo_sim.ros.follow); forked robots leave as on Ctrl-C."""
+    robots through servo_sim.ros.fleet.follow); forked robots leave as on Ctrl-C."""
     from test_fleet_process import _running
 
-    from servo_sim.ros import fleet
-    from servo_sim.ros.fleet_host import FORKED_LINE
+    from servo_sim.ros.fleet import robots as fleet
+    from servo_sim.ros.fleet.host import FORKED_LINE
 
     launch, log = _fleet_launch(tmp_path, "robots:=2", "discovery:=server",
                                 f"discovery_port:={fleet.free_port()}", f"fork:={fork}",
@@ -524,9 +524,9 @@ def test_the_daemon_restart_tries_on_while_the_daemons_port_stays_taken():
     subprocess.run([ros2, "daemon", "stop"], capture_output=True, timeout=60)
     holder = socket.socket()
     holder.bind(get_address())  # bound, not listening: a connect is refused, a bind fails
-    restart = subprocess.Popen([sys.executable, "-m", "servo_sim.ros.daemon"],
+    restart = subprocess.Popen([sys.executable, "-m", "servo_sim.ros.fleet.daemon"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    parent = subprocess.Popen([sys.executable, "-c", MODULE_PARENT, "servo_sim.ros.daemon"],
+    parent = subprocess.Popen([sys.executable, "-c", MODULE_PARENT, "servo_sim.ros.fleet.daemon"],
                               stdout=subprocess.PIPE, text=True)
     orphan = int(parent.stdout.readline())
     try:

@@ -26,7 +26,7 @@ from servo_sim.analysis import step_metrics  # noqa: E402
 from servo_sim.identification.fit import read_recording  # noqa: E402
 from servo_sim.panel.qt import QtCore  # noqa: E402
 from servo_sim.panel.widget import ServoPanel  # noqa: E402
-from servo_sim.ros.remote import ServoLink  # noqa: E402
+from servo_sim.ros.link.remote import ServoLink  # noqa: E402
 
 CONFIG = str(REPO / "config" / "servo_sim.yaml")
 WAIT_MS = int(TIMEOUT * 1000)

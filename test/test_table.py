@@ -14,7 +14,7 @@ from servo_sim.ros.interface import (
     MOTOR_TRIGGERS,
     family,
 )
-from servo_sim.ros.table import FEEDBACK_TOPICS, TableBuilder, table_rows
+from servo_sim.ros.node.table import FEEDBACK_TOPICS, TableBuilder, table_rows
 
 
 def names(rows) -> list[str]:

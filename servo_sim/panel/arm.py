@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..ros.remote import Sample
+from ..ros.link.remote import Sample
 from .qt import QtCore, QtWidgets, Signal
 
 COLUMNS = ("joint", "position", "target", "effort", "mode", "flags")

@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
               "'panel'), or run it where rqt and python3-pyqtgraph are installed",
               file=sys.stderr)
         return 1
-    from ..ros.remote import ServoLink
+    from ..ros.link.remote import ServoLink
     from .widget import ServoPanel
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 
-from ..ros.remote import Sample
+from ..ros.link.remote import Sample
 from .qt import QtWidgets
 
 #: series -> (row, colour)

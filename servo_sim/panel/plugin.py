@@ -7,7 +7,7 @@ from typing import Any
 
 from rqt_gui_py.plugin import Plugin
 
-from ..ros.remote import ServoLink
+from ..ros.link.remote import ServoLink
 from .widget import ServoPanel
 
 

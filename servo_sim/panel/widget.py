@@ -1,6 +1,6 @@
 """The servo panel: one QWidget that tunes and drives one motor of a running node.
 
-It holds a :class:`~servo_sim.ros.remote.ServoLink` and polls it from a QTimer (20 Hz), so
+It holds a :class:`~servo_sim.ros.link.remote.ServoLink` and polls it from a QTimer (20 Hz), so
 it works the same whichever thread spins the link's node (its own, or rqt's). The rqt
 plugin (``plugin.py``) and ``servo-sim-panel`` (``main.py``) are thin shells around it.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..ros.remote import TRIGGERS, TUNED_PARAMETERS, Pending, ServoLink
+from ..ros.link.remote import TRIGGERS, TUNED_PARAMETERS, Pending, ServoLink
 from .arm import ArmView
 from .plot import Plot
 from .qt import QtCore, QtWidgets, Signal

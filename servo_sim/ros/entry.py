@@ -110,6 +110,6 @@ def node_main(args: list[str] | None = None) -> int:
 def client_main(argv: list[str] | None = None) -> int:
     """``servo-sim-client``: call a service or echo a topic of the node (see client.py)."""
     _ros_or_exit("servo-sim-client")
-    from .client import main
+    from .link.client import main
 
     return main(argv)

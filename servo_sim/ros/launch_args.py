@@ -57,11 +57,11 @@ def servo_sim_node(namespace: str, config: str, use_sim_time: str, real_time_fac
     given on the command line, each checked (one line if bad): what servo_sim.launch.py
     starts, and fleet.launch.py once per robot (``env``: variables for this process
     only; ``parent``: the pid of the launch, whose end it then follows, through
-    servo_sim.ros.follow; ``robot_raconteur_port``: the node's Robot Raconteur door)."""
+    servo_sim.ros.fleet.follow; ``robot_raconteur_port``: the node's Robot Raconteur door)."""
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
 
-    from .follow import command
+    from .fleet.follow import command
 
     # follow, then the user's --launch-prefix (gdb, valgrind...), which a prefix of
     # the node's own would otherwise replace
@@ -93,14 +93,14 @@ def node_parameters(use_sim_time: str, real_time_factor: str, executor: str) -> 
 
 def forked_robots(robots: list[tuple[str, str]], use_sim_time: str, real_time_factor: str,
                   executor: str, log_level: str, parent: int | None = None) -> list[str]:
-    """The command of a fleet's robots forked from one host (servo_sim.ros.fleet_host):
+    """The command of a fleet's robots forked from one host (servo_sim.ros.fleet.host):
     each ``(namespace, config)`` with what servo_sim_node() gives every node; ``parent``:
     the pid of the process that starts the host (launch), whose end the host follows."""
     parameters = node_parameters(use_sim_time, real_time_factor, executor)
     # JSON is YAML, as rcl reads a -p value: false, 1.0, "auto"
     ros_arguments = [a for name, value in parameters.items()
                      for a in ("-p", f"{name}:={json.dumps(value)}")]
-    return [sys.executable, "-m", "servo_sim.ros.fleet_host",
+    return [sys.executable, "-m", "servo_sim.ros.fleet.host",
             *[a for namespace, config in robots for a in ("--robot", namespace, config)],
             *(["--parent", str(parent)] if parent is not None else []),
             "--ros-args", *ros_arguments, "--log-level", log_level]

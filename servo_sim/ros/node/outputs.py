@@ -14,12 +14,12 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 
-from .. import msg as servo_msgs
-from ..model import ros_name
-from ..model.safety import Move
-from ..runtime import SENSORS, Cycle, Runtime
-from .interface import FORCE_SENSOR, MOTOR_TOPICS, POSITION_SENSOR, default_force_topic
-from .messages import diagnostics, stamp
+from ... import msg as servo_msgs
+from ...model import ros_name
+from ...model.safety import Move
+from ...runtime import SENSORS, Cycle, Runtime
+from ..interface import FORCE_SENSOR, MOTOR_TOPICS, POSITION_SENSOR, default_force_topic
+from ..messages import diagnostics, stamp
 
 #: topic name -> the bank sensor that feeds it
 SENSOR_OF = {t.name: t.sensor for t in MOTOR_TOPICS}

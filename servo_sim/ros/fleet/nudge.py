@@ -1,5 +1,5 @@
 """A super client of a fleet's discovery servers that joins them once every robot is up,
-then leaves: ``python -m servo_sim.ros.fleet_nudge r0 r1 ...`` (the robots' namespaces),
+then leaves: ``python -m servo_sim.ros.fleet.nudge r0 r1 ...`` (the robots' namespaces),
 which ``fleet.launch.py`` starts with discovery servers.
 
 Why: the Fast DDS discovery server of the Jazzy wheels (Fast DDS 2.14.5) sometimes never
@@ -41,8 +41,8 @@ import signal
 import sys
 import time
 
-from .fleet import namespaces as fleet_namespaces
-from .fleet_host import follow_parent
+from .host import follow_parent
+from .robots import namespaces as fleet_namespaces
 
 #: What the process says on stdout once SIGUSR1 may come.
 READY_LINE = "servo_sim_fleet_nudge: ready"

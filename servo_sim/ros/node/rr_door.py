@@ -14,8 +14,8 @@ import logging
 from contextlib import ExitStack
 from typing import Any
 
-from ..model import ConfigError
-from ..runtime import Cycle, Runtime
+from ...model import ConfigError
+from ...runtime import Cycle, Runtime
 
 log = logging.getLogger("servo_sim")  # the node's log (RosLogHandler)
 
@@ -26,7 +26,7 @@ class RrDoor:
 
     def __init__(self, runtime: Runtime, port: int) -> None:
         try:
-            from ..rr.door import serve
+            from ...rr.door import serve
         except ImportError as exc:
             raise ConfigError(f"parameter 'robot_raconteur_port' = {port}: Robot Raconteur "
                               f"is not installed ({exc}; pip install "

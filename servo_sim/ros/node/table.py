@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from .interface import (
+from ..interface import (
     MOTOR_ACTIONS,
     MOTOR_SERVICES,
     MOTOR_TRIGGERS,

@@ -14,13 +14,13 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from ..load import load
-from ..model import ConfigError, SimulationConfig
-from ..model.urdf import apply_urdf
-from ..resources import default_config_path
-from ..runtime import Runtime
-from .messages import descriptor
-from .params import (
+from ...load import load
+from ...model import ConfigError, SimulationConfig
+from ...model.urdf import apply_urdf
+from ...resources import default_config_path
+from ...runtime import Runtime
+from ..messages import descriptor
+from ..params import (
     NODE_SPECS,
     ROS_BUILTIN_PARAMETERS,
     ParameterSpec,

@@ -29,18 +29,18 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
-from .. import msg as servo_msgs
-from .. import srv as servo_srvs
-from ..model import ConfigError, ros_name
-from ..model.urdf import ros2_control_joints
-from ..pacing import MAX_CATCH_UP_STEPS
-from ..runtime import SENSORS, RealTimeError, Runtime
+from ... import msg as servo_msgs
+from ... import srv as servo_srvs
+from ...model import ConfigError, ros_name
+from ...model.urdf import ros2_control_joints
+from ...pacing import MAX_CATCH_UP_STEPS
+from ...runtime import SENSORS, RealTimeError, Runtime
+from ..interface import NODE_ENDPOINTS, MotorService, MotorTrigger
+from ..logs import RosLogHandler
+from ..messages import flag_names
 from .goals import Goals
-from .interface import NODE_ENDPOINTS, MotorService, MotorTrigger
 from .joint_commands import command_joints, per_joint
 from .live_parameters import SIMULATION_ONLY, EchoFirst, LiveParameters, read_config
-from .logs import RosLogHandler
-from .messages import flag_names
 from .outputs import Outputs
 from .rr_door import open_door
 from .table import FEEDBACK_TOPICS, TableBuilder, table_rows

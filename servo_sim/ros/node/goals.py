@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 from rclpy.node import Node
 from rclpy.task import Future
 
-from .. import action as servo_actions
-from ..model import ros_name
-from ..model.safety import Move
-from ..runtime import Runtime
-from .interface import MotorAction
+from ... import action as servo_actions
+from ...model import ros_name
+from ...model.safety import Move
+from ...runtime import Runtime
+from ..interface import MotorAction
 
 if TYPE_CHECKING:
     from rclpy.action import ActionServer

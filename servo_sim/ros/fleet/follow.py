@@ -1,4 +1,4 @@
-"""``python -m servo_sim.ros.follow PID COMMAND [ARG ...]``: become COMMAND (``exec``, the
+"""``python -m servo_sim.ros.fleet.follow PID COMMAND [ARG ...]``: become COMMAND (``exec``, the
 same process) set to get SIGTERM when its parent, process PID, ends.
 
 The fleet launch starts its discovery servers (and, with ``fork:=false``, its robots)
@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 import sys
 
-from .fleet_host import follow_parent
+from .host import follow_parent
 
-USAGE = "usage: python -m servo_sim.ros.follow PID COMMAND [ARG ...]"
+USAGE = "usage: python -m servo_sim.ros.fleet.follow PID COMMAND [ARG ...]"
 
 
 def command(parent: int, argv: list[str]) -> list[str]:

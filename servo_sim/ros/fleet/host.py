@@ -8,7 +8,7 @@ participant yet), each robot only creates its participant and node. Each
 robot is still a process of its own, with its own participant, executor and GIL: a
 crash or a SIGKILL takes that robot alone, as with separate ``servo_sim_node``s.
 
-    python -m servo_sim.ros.fleet_host --robot r0 config.yaml --robot r1 config.yaml \\
+    python -m servo_sim.ros.fleet.host --robot r0 config.yaml --robot r1 config.yaml \\
         [--ros-args <arguments for every robot, e.g. --log-level warn>]
 
 The only threads the host has when it forks are LTTng-UST's listeners, which the ROS 2
@@ -35,7 +35,7 @@ import sys
 import traceback
 import warnings
 
-from .spin import StopSignals
+from ..spin import StopSignals
 
 #: Logger-like name of the host's own lines.
 NAME = "servo_sim_fleet"
@@ -76,7 +76,7 @@ def preload() -> None:
     the first import loads). No participant is made here (the only threads are the ones
     rclpy's import starts, LTTng-UST's listeners: see above)."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as node_main sets it
-    from . import entry
+    from .. import entry
 
     entry._ros_or_exit(NAME)
     import numpy  # noqa: F401
@@ -85,7 +85,7 @@ def preload() -> None:
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import JointState
 
-    from . import leave, node  # noqa: F401
+    from .. import leave, node  # noqa: F401
     try:
         import rclpy.experimental  # noqa: F401
     except ImportError:
@@ -113,7 +113,7 @@ def _robot(namespace: str, config: str, ros_arguments: list[str], host: int) -> 
     if not follow_parent(host):  # the host died before PR_SET_PDEATHSIG took
         return 1
     _libc().prctl(_PR_SET_NAME, f"{namespace}.servo_sim"[:15].encode())
-    from .entry import node_main
+    from ..entry import node_main
 
     for s in StopSignals.SIGNALS:
         signal.signal(s, signal.default_int_handler)
@@ -190,7 +190,7 @@ def run(robots: list[tuple[str, str]], ros_arguments: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m servo_sim.ros.fleet_host --robot NS CONFIG ... [--ros-args ...]``."""
+    """``python -m servo_sim.ros.fleet.host --robot NS CONFIG ... [--ros-args ...]``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     ros_arguments: list[str] = []
     if "--ros-args" in argv:

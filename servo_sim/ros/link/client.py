@@ -24,7 +24,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-from .spin import StopSignals, spin_until_signal
+from ..spin import StopSignals, spin_until_signal
 
 _BOOL = {"true": True, "false": False, "1": True, "0": False}
 

@@ -1,5 +1,5 @@
 """Restart this domain's ros2 daemon with this process's environment:
-``python -m servo_sim.ros.daemon``, what ``fleet.launch.py`` runs (with the discovery
+``python -m servo_sim.ros.fleet.daemon``, what ``fleet.launch.py`` runs (with the discovery
 servers' super-client environment) once every robot's table is complete.
 
 One process for the stop and the start, with ros2cli's own functions, and again while a
@@ -24,7 +24,7 @@ import argparse
 import sys
 import time
 
-from .fleet_host import follow_parent
+from .host import follow_parent
 
 #: How long to try stop-then-start, and the pause between two tries.
 PATIENCE_S = 20.0

@@ -21,9 +21,9 @@ import math
 from collections.abc import Mapping, Sequence
 from functools import partial
 
-from ..model import Motor
-from ..model.motor import CommandRefusedError
-from ..runtime import Runtime
+from ...model import Motor
+from ...model.motor import CommandRefusedError
+from ...runtime import Runtime
 
 KINDS = ("position", "velocity", "effort")
 #: (position, velocity, effort) commanded to one joint; None where it has no value

@@ -1,79 +1,39 @@
-"""Configuration of a simulation: schema, defaults, validation and the ROS-parameter form.
-
-A config is a plain mapping (from YAML or code) in one of two forms:
-
-* the model form of SPEC §5::
-
-      {basic_time_step_ms: 8, physics: dynamic, motors: [{name: arm, ...}, ...]}
-
-* a ROS 2 parameters file of the same content (ros2_controllers style)::
-
-      {servo_sim: {ros__parameters: {basic_time_step_ms: 8, motors: [arm], arm: {...}}}}
-
-  where each motor's group is keyed by its ROS name (see :func:`ros_name`) and may
-  also be given flat, as ``arm.max_torque: 10.0`` (how rclpy lists parameters).
-
-Validation builds nothing on error: it raises one :class:`ConfigError` whose message
-names the source, the motor, the field and the value.
-"""
+"""Reading a config: the field parsers, the checks of a motor and of a whole config,
+:func:`parse_config` and :func:`load_config` (a YAML file), and the dict form back
+(:func:`to_dict`). Validation builds nothing on error: it raises one
+:class:`~.schema.ConfigError` whose message names the source, the motor, the field and
+the value."""
 
 from __future__ import annotations
 
-import difflib
 import math
 import numbers
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-#: Separator of coupled motor names, "base::specifier" (Webots convention).
-COUPLING_SEPARATOR = "::"
-#: Node-level ROS parameters that may sit beside the model's in a parameters file: rclpy's
-#: own and the servo_sim node's (declared in ``servo_sim/ros/params.py``).
-NODE_PARAMETERS = frozenset({"use_sim_time", "start_type_description_service",
-                             "publish_clock", "real_time_factor", "joint_states_rate",
-                             "start_paused", "robot_description", "executor",
-                             "motor_interfaces", "robot_raconteur_port", "config_file"})
-
-
-#: The hardware plugin of a config without a ``hardware`` group: the model itself.
-DEFAULT_PLUGIN = "sim"
-#: A motor's position sensor is called "<motor name> sensor" unless the config names it
-#: (Webots has no default; its samples name them so, e.g. "left wheel sensor").
-DEFAULT_SENSOR_SUFFIX = " sensor"
-#: m/s^2, the load's default gravity (Webots' WorldInfo default)
-STANDARD_GRAVITY = 9.81
-#: ``physics`` values whose joints a multibody engine integrates (``model/body.py``):
-#: the engine's name -> its body class (``package.module:Class``, imported only when a
-#: config asks for it); its settings are the ``multibody`` group, which it checks.
-BODY_ENGINES: dict[str, str] = {"mujoco": "servo_sim.multibody.body:MujocoBody"}
-
-
-class ConfigError(ValueError):
-    """A config that cannot be used; the message names source, motor, field and value.
-
-    What it is about, for importers that say it in their own terms (the Webots world
-    reader): ``motor`` (None: not one motor's), ``field`` (a config field name; None: the
-    motor as a whole or nothing in particular), ``value`` and ``reason`` (the message's
-    last part; None when the error was not raised by the config checks). A host that
-    knows whose config it was sets ``logger_name`` (the ROS node: its own logger's name).
-    """
-
-    logger_name: str | None = None
-
-    def __init__(self, message: str, *, motor: str | None = None, field: str | None = None,
-                 value: Any = None, reason: str | None = None) -> None:
-        super().__init__(message)
-        self.motor, self.field, self.value, self.reason = motor, field, value, reason
-
-
-class _FieldError(ValueError):
-    """Raised by a field parser; turned into a ConfigError with full context."""
-
+from .ros_form import _from_ros_form, _is_ros_form
+from .schema import (
+    BODY_ENGINES,
+    CONTROL_LAWS,
+    DEFAULT_PLUGIN,
+    GROUPS,
+    TOP_FIELDS,
+    ActuatorConfig,
+    BatteryConfig,
+    ConfigError,
+    LoadConfig,
+    MotorConfig,
+    PositionSensorConfig,
+    SimulationConfig,
+    _Context,
+    _FieldError,
+    _unknown,
+    ros_name,
+)
 
 # --------------------------------------------------------------------------- parsers
 
@@ -191,209 +151,6 @@ def _battery(value: Any) -> BatteryConfig:
     return BatteryConfig(energy, capacity)
 
 
-# --------------------------------------------------------------------------- schema
-
-
-@dataclass(frozen=True)
-class LoadConfig:
-    """Passive load on the joint: gravity on a mass and a constant external force/torque.
-
-    Rotational: ``-gravity_mass * gravity * gravity_distance * cos(x - gravity_angle)``
-    (the lever is horizontal at ``x = gravity_angle``, the mass hangs at
-    ``gravity_angle - pi/2``); linear: ``-gravity_mass * gravity * cos(gravity_angle)``
-    (``gravity_angle``: the axis from straight up). The defaults are SPEC §2.2's.
-    """
-
-    gravity_mass: float = 0.0
-    gravity_distance: float = 0.0
-    external: float = 0.0
-    gravity: float = STANDARD_GRAVITY
-    gravity_angle: float = 0.0
-
-
-#: The position control laws: Webots' (P/I/D -> velocity), or a servo firmware's
-#: (P/I/D in device units on the encoder's ticks -> PWM duty; ``actuator.py``).
-CONTROL_LAWS = ("webots", "dynamixel", "feetech")
-
-
-@dataclass(frozen=True)
-class ActuatorConfig:
-    """A real servo's actuator (``actuator.py``): beyond Webots' ideal motor, each part
-    opt-in (its default leaves the motor as Webots has it).
-
-    * torque-speed envelope: a DC motor, ``stall_torque`` at rest and none at
-      ``no_load_speed``, both at ``rated_voltage``, scaled by ``supply_voltage``;
-    * ``resolution``: encoder ticks per turn, what the controller and sensors see;
-    * ``backlash``: the gear's dead zone, rad (full width);
-    * ``deadband``: position errors smaller than this drive nothing, rad;
-    * ``friction``: Coulomb friction of the gear, N*m;
-    * load-dependent friction (Rhoban/bam's directional Stribeck model, M5): the friction
-      grows with the torques the gear carries, ``load_friction_external`` times the
-      external load's, ``load_friction_motor`` times the motor's (both dimensionless),
-      and near rest by ``friction_stribeck`` (N*m) and the two ``*_stribeck`` factors,
-      fading with the speed as ``exp(-(|w| / stribeck_velocity) ** stribeck_alpha)``;
-    * ``viscous_friction``: the gear's viscous friction, N*m*s/rad (adds to the joint's
-      ``damping_constant``);
-    * ``armature``: the rotor's inertia as the output sees it (through the gear ratio),
-      kg*m^2 (adds to the joint's ``inertia``);
-    * ``control``: the position control law, with the firmware's ``gains``.
-    """
-
-    stall_torque: float = 0.0
-    no_load_speed: float = 0.0
-    rated_voltage: float = 0.0
-    supply_voltage: float = 0.0  # 0: the rated voltage
-    resolution: int = 0  # 0: exact
-    backlash: float = 0.0
-    deadband: float = 0.0
-    friction: float = 0.0
-    friction_stribeck: float = 0.0
-    load_friction_external: float = 0.0
-    load_friction_motor: float = 0.0
-    load_friction_external_stribeck: float = 0.0
-    load_friction_motor_stribeck: float = 0.0
-    stribeck_velocity: float = 0.0  # rad/s
-    stribeck_alpha: float = 0.0
-    viscous_friction: float = 0.0
-    armature: float = 0.0
-    control: str = "webots"
-    gains: tuple[float, float, float] = (0.0, 0.0, 0.0)
-
-    @property
-    def envelope(self) -> bool:
-        """Whether the torque-speed envelope is on (the three figures are given)."""
-        return self.stall_torque > 0.0
-
-    @property
-    def stribeck(self) -> bool:
-        """Whether any friction grows near rest (the Stribeck terms)."""
-        return (self.friction_stribeck + self.load_friction_external_stribeck
-                + self.load_friction_motor_stribeck) > 0.0
-
-    @property
-    def load_dependent(self) -> bool:
-        """Whether the friction depends on the torques the gear carries (or the speed)."""
-        return self.stribeck or (self.load_friction_external + self.load_friction_motor) > 0.0
-
-    @property
-    def voltage(self) -> float:
-        """The supply voltage, V (the rated one unless set)."""
-        return self.supply_voltage or self.rated_voltage
-
-    def motor_inside(self) -> tuple[float, float]:
-        """The stall torque and no-load speed (at the rated voltage) of the motor inside
-        the gear: the datasheet's stall torque, and a no-load speed at which the output,
-        against the gear's Coulomb and viscous friction, runs free at the datasheet's
-        speed ``w`` (the motor's torque at ``w`` equals ``friction + viscous_friction *
-        w``). ValueError where the friction at ``w`` reaches the stall torque."""
-        stall = self.stall_torque
-        lost = self.friction + self.viscous_friction * self.no_load_speed
-        if lost >= stall:
-            raise ValueError(f"the gear's friction at the no-load speed ({lost:g} N*m) is "
-                             f"not below the stall torque ({stall:g} N*m)")
-        return stall, self.no_load_speed / (1.0 - lost / stall)
-
-
-@dataclass(frozen=True)
-class PositionSensorConfig:
-    """The motor's position sensor: sampling period (0 = off), quantisation and noise."""
-
-    sampling_period_ms: int = 0
-    resolution: float = -1.0
-    noise: float = 0.0
-
-
-@dataclass(frozen=True)
-class MotorConfig:
-    """One motor, with the Webots fields in snake_case (SPEC §5)."""
-
-    name: str
-    type: str = "rotational"
-    max_velocity: float = 10.0
-    max_force: float = 10.0  # max_torque for rotational motors
-    control_pid: tuple[float, float, float] = (10.0, 0.0, 0.0)
-    acceleration: float = -1.0
-    min_position: float = 0.0
-    max_position: float = 0.0
-    min_stop: float = 0.0
-    max_stop: float = 0.0
-    spring_constant: float = 0.0
-    damping_constant: float = 0.0
-    static_friction: float = 0.0
-    multiplier: float = 1.0
-    consumption_factor: float = 10.0
-    position: float = 0.0
-    inertia: float = 0.01
-    load: LoadConfig = field(default_factory=LoadConfig)
-    position_sensor: PositionSensorConfig = field(default_factory=PositionSensorConfig)
-    force_feedback_sampling_period_ms: int = 0
-    #: the command watchdog: seconds without a command before a commanded motor halts
-    #: (0 = off); beyond Webots (SPEC §3)
-    command_timeout: float = 0.0
-    #: device name of the motor's PositionSensor (Webots controllers, ``getDevice``);
-    #: None: ``"<name> sensor"``; "": the joint has no PositionSensor (see
-    #: :attr:`position_sensor_device`)
-    position_sensor_name: str | None = None
-    #: device name of a Brake on the motor's joint; None: the joint has no brake
-    brake_name: str | None = None
-    #: a joint without a motor (a Webots joint whose device list has a PositionSensor or
-    #: Brake and no motor): moved only by its load, spring, damping and stops; every
-    #: command is refused; Webots controllers see its sensor and brake, not a motor
-    passive: bool = False
-    #: the servo profile the motor's fields came from (``profiles.yaml``), or None
-    servo: str | None = None
-    #: a real servo's actuator (envelope, encoder, backlash, firmware control); None:
-    #: Webots' ideal motor
-    actuator: ActuatorConfig | None = None
-
-    @property
-    def position_sensor_device(self) -> str | None:
-        """The device name of the motor's PositionSensor (configured or the default), or
-        None when the config says it has none (``position_sensor_name: ""``)."""
-        if self.position_sensor_name is not None:
-            return self.position_sensor_name or None
-        return f"{self.name}{DEFAULT_SENSOR_SUFFIX}"
-
-    @property
-    def coupling_base(self) -> str | None:
-        """The base name shared by coupled motors, or None for a motor on its own (or a
-        passive joint: it has no motor to couple)."""
-        base, sep, _ = self.name.partition(COUPLING_SEPARATOR)
-        return base if sep and not self.passive else None
-
-    @property
-    def force_field(self) -> str:
-        """The config name of the force limit: max_torque (rotational) or max_force."""
-        return "max_torque" if self.type == "rotational" else "max_force"
-
-
-@dataclass(frozen=True)
-class BatteryConfig:
-    """The robot's battery (Webots ``Robot.battery``): energy now and capacity, J."""
-
-    energy: float
-    capacity: float
-
-
-@dataclass(frozen=True)
-class SimulationConfig:
-    """A whole simulation: time step, physics mode, noise seed and motors."""
-
-    motors: tuple[MotorConfig, ...]
-    basic_time_step_ms: int = 8
-    physics: str = "dynamic"
-    seed: int = 0
-    source: str = "<dict>"
-    #: the hardware plugin and its settings: ``{"plugin": "sim"}`` unless the config says
-    #: otherwise; the plugin validates the rest (``servo_sim.hardware``)
-    hardware: Mapping[str, Any] = field(default_factory=lambda: {"plugin": DEFAULT_PLUGIN})
-    #: the battery the motors' energy drains (Webots controllers); None: no battery
-    battery: BatteryConfig | None = None
-    #: the multibody model of a ``physics`` engine (BODY_ENGINES) and its settings
-    #: (``model``, ``joints``...), which the engine checks; None: each joint on its own
-    multibody: Mapping[str, Any] | None = None
-
-
 _MOTOR_PARSERS: dict[str, Callable[[Any], Any]] = {
     "type": _choice("rotational", "linear"),
     "max_velocity": _non_negative,
@@ -443,68 +200,16 @@ _NESTED_PARSERS: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
         {"sampling_period_ms": _integer(0), "resolution": _resolution, "noise": _non_negative},
     ),
 }
-_TOP_PARSERS: dict[str, Callable[[Any], Any]] = {
-    "basic_time_step_ms": _integer(1),
-    "physics": _choice("dynamic", "kinematic", *BODY_ENGINES),
-    "seed": _integer(0),
-    "battery": _battery,
-}
+_TOP_PARSERS: dict[str, Callable[[Any], Any]] = dict(zip(TOP_FIELDS, (
+    _integer(1),  # basic_time_step_ms
+    _choice("dynamic", "kinematic", *BODY_ENGINES),  # physics
+    _integer(0),  # seed
+    _battery,
+), strict=True))
 #: A motor's scalar fields and the top-level ones, by name (parse_field).
 _FLAT_PARSERS = {**_MOTOR_PARSERS, **_TOP_PARSERS}
 
 
-#: Top-level groups beside the scalar fields.
-_GROUPS = ("motors", "hardware", "multibody")
-
-# --------------------------------------------------------------------------- helpers
-
-
-def flatten(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested groups as dotted names: ``{"load": {"external": 1}}`` -> ``{"load.external":
-    1}`` (each name after ``prefix``)."""
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        name = f"{prefix}.{key}" if prefix else key
-        if isinstance(value, Mapping):
-            out.update(flatten(value, name))
-        else:
-            out[name] = value
-    return out
-
-
-def ros_name(device_name: str) -> str:
-    """The ROS name of a motor: every character outside [A-Za-z0-9_] becomes '_'."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", device_name)
-
-
-def _unknown(kind: str, key: Any, known: list[str]) -> str:
-    hint = difflib.get_close_matches(str(key), known, n=1)
-    tail = f" (did you mean '{hint[0]}'?)" if hint else f" (known: {', '.join(sorted(known))})"
-    return f"unknown {kind} {key!r}{tail}"
-
-
-class _Context:
-    """Formats errors as 'source: motor 'm': field 'f' = v: reason'."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def error(self, reason: str, motor: str | None = None, name: str | None = None,
-              value: Any = None) -> ConfigError:
-        parts = [self.source]
-        if motor is not None:
-            parts.append(f"motor {motor!r}")
-        if name is not None:
-            parts.append(f"field {name!r} = {value!r}")
-        return ConfigError(": ".join([*parts, reason]), motor=motor, field=name, value=value,
-                           reason=reason)
-
-    def parse(self, parser: Callable[[Any], Any], value: Any, motor: str | None,
-              name: str) -> Any:
-        try:
-            return parser(value)
-        except _FieldError as exc:
-            raise self.error(str(exc), motor, name, value) from None
 
 
 # --------------------------------------------------------------------------- motor
@@ -544,7 +249,7 @@ def _parse_motor(raw: Any, ctx: _Context, index: int) -> MotorConfig:
 
 def _with_profile(raw: Mapping, ctx: _Context, motor: str) -> dict[str, Any]:
     """The motor's fields over those of its servo profile (nested groups merged by key)."""
-    from .profiles import profile_names, servo_profile
+    from ..profiles import profile_names, servo_profile
 
     name = raw["servo"]
     try:
@@ -695,6 +400,7 @@ def _check_coupling(motors: tuple[MotorConfig, ...], ctx: _Context) -> None:
                         m.name, name, value)
 
 
+
 # --------------------------------------------------------------------------- public
 
 
@@ -718,7 +424,7 @@ def parse_config(raw: Any, source: str = "<dict>") -> SimulationConfig:
             top[key] = _parse_multibody(value, ctx)
             continue
         if key not in _TOP_PARSERS:
-            raise ctx.error(_unknown("top-level field", key, [*_TOP_PARSERS, *_GROUPS]))
+            raise ctx.error(_unknown("top-level field", key, [*_TOP_PARSERS, *GROUPS]))
         top[key] = ctx.parse(_TOP_PARSERS[key], value, None, key)
     raw_motors = raw.get("motors")
     if not isinstance(raw_motors, list) or not raw_motors:
@@ -790,6 +496,7 @@ def load_config(path: str | Path) -> SimulationConfig:
     return parse_config(raw, str(path))
 
 
+
 #: Optional fields left out of the dict form while unset (None).
 _OPTIONAL = frozenset({"position_sensor_name", "brake_name", "battery", "servo",
                        "actuator"})
@@ -853,72 +560,3 @@ def _field_parser(field: str) -> Callable[[Any], Any]:
     return _NESTED_PARSERS[group][1][leaf] if group else _FLAT_PARSERS[leaf]
 
 
-# --------------------------------------------------------------------------- ROS form
-
-
-def _is_ros_form(raw: Mapping) -> bool:
-    return any(isinstance(v, Mapping) and "ros__parameters" in v for v in raw.values())
-
-
-def _select_node(raw: Mapping, ctx: _Context) -> Mapping:
-    nodes = {k: v["ros__parameters"] for k, v in raw.items()
-             if isinstance(v, Mapping) and "ros__parameters" in v}
-    if len(nodes) == 1:
-        return next(iter(nodes.values()))
-    for key, params in nodes.items():
-        if str(key).rstrip("/").rsplit("/", 1)[-1] == "servo_sim":
-            return params
-    raise ctx.error("several nodes in the parameters file and none is 'servo_sim': "
-                    + ", ".join(map(str, nodes)))
-
-
-def unflatten(params: Mapping[str, Any]) -> dict[str, Any]:
-    """Turn rclpy-style dotted names ('arm.load.external') into nested mappings."""
-    out: dict[str, Any] = {}
-    for key, value in params.items():
-        node = out
-        *parents, leaf = str(key).split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise ConfigError(f"parameter {key!r} conflicts with a value at {part!r}")
-        if isinstance(value, Mapping):
-            node.setdefault(leaf, {}).update(unflatten(value))
-        else:
-            node[leaf] = value
-    return out
-
-
-def from_ros_parameters(params: Mapping[str, Any], source: str = "<parameters>") -> dict[str, Any]:
-    """Convert one node's ROS parameters (nested or dotted) into the model form."""
-    return _from_ros_form({"servo_sim": {"ros__parameters": params}}, _Context(source))
-
-
-def _from_ros_form(raw: Mapping, ctx: _Context) -> dict[str, Any]:
-    params = unflatten(_select_node(raw, ctx))
-    names = params.get("motors")
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        raise ctx.error(f"parameter 'motors' = {names!r}: must be a non-empty list of "
-                        "motor names")
-    groups = {ros_name(n): n for n in names}
-    model: dict[str, Any] = {"motors": []}
-    for key, value in params.items():
-        if key == "motors" or key in NODE_PARAMETERS:
-            continue
-        if key in _TOP_PARSERS or key in ("hardware", "multibody"):
-            model[key] = value
-        elif key not in groups:
-            if isinstance(value, Mapping):
-                raise ctx.error(f"parameter group {key!r} is not a motor listed in 'motors' "
-                                f"({', '.join(groups)}) nor 'hardware' nor 'multibody'")
-            raise ctx.error(_unknown("parameter", key, [*_TOP_PARSERS, *_GROUPS]))
-    for name in names:
-        group = params.get(ros_name(name), {})
-        if not isinstance(group, Mapping):
-            raise ctx.error(f"parameter {ros_name(name)!r} must be a group of motor fields",
-                            name)
-        if "name" in group:
-            raise ctx.error("the name comes from 'motors'; remove it from the group", name,
-                            "name", group["name"])
-        model["motors"].append({"name": name, **group})
-    return model

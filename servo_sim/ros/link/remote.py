@@ -33,10 +33,10 @@ from std_srvs.srv import Trigger
 from servo_sim import msg as servo_msgs
 from servo_sim import srv as servo_srvs
 
-from ..analysis import StepMetrics, step_metrics
-from ..identification.fit import Recording
-from ..model import ServoMode, StateFlags, ros_name
-from .messages import flag_names
+from ...analysis import StepMetrics, step_metrics
+from ...identification.fit import Recording
+from ...model import ServoMode, StateFlags, ros_name
+from ..messages import flag_names
 
 STATE_TYPE = "servo_sim/msg/ServoState"
 #: The motor parameters the panel edits, in its order.
