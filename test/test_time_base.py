@@ -199,9 +199,11 @@ def test_on_sim_time_every_stamp_is_at_the_clock_the_consumer_follows(start, con
         # loaded CI run), so it is held to the tail's bound below. /diagnostics (1 Hz: two
         # or three) has too few samples for a median that one stalled delivery cannot move
         # (0.31 s once on a loaded CI run): there the lowest is held to it
+        # A delivery's wall time shows times the factor in simulated time (at 3: 4 steps
+        # once, 32 ms, five processes a core), so the bound is 3 steps at that factor
         if topic != "goal":
             typical = statistics.median(lags) if len(lags) > 3 else min(lags)
-            assert typical <= 3 * STEP_S + 1e-9, (topic, sorted(lags))
+            assert typical <= 3 * STEP_S * real_time_factor + 1e-9, (topic, sorted(lags))
         # the tail is the consumer's own stalls on a loaded machine (in simulated s: a
         # 0.26 s stall at real_time_factor 3 shows as 0.78 s), generous
         tail = sorted(lags)[int(0.95 * (len(lags) - 1))]
