@@ -323,3 +323,124 @@ def test_what_follows_dash_dash_goes_to_the_controller_and_only_to_it(monkeypatc
     assert command.run(parser) == 0
     assert seen == [("a.py", ["--speed", "2", "--", "x"]), ("a.py", []), (["-x"], False),
                     ("b.py", ["-v"])]
+
+
+def _options_parser(seen: list, raises: BaseException | None = None,
+                    handler=None) -> argparse.ArgumentParser:
+    """A ``go`` verb with the common options ``command.run`` checks; its handler (or
+    ``handler``) records its args, then raises ``raises`` if given."""
+    parser = argparse.ArgumentParser(prog="servo-sim")
+    go = parser.add_subparsers(dest="cmd").add_parser("go")
+    for option in ("--duration", "--print-every", "--band", "--real-time-factor"):
+        go.add_argument(option, type=float)
+
+    def record(args: argparse.Namespace) -> int:
+        seen.append(args)
+        if raises is not None:
+            raise raises
+        return 0
+    go.set_defaults(func=handler or record)
+    return parser
+
+
+@pytest.mark.parametrize("option, value, message", [
+    (option, value, f"--{option} must be > 0")
+    for option in ("duration", "print-every", "band") for value in ("0", "-1", "inf", "nan")
+] + [("real-time-factor", value, "--real-time-factor must be >= 0")
+     for value in ("-1", "-1e-9", "inf", "nan")])
+def test_a_common_option_out_of_range_exits_2_naming_it_and_runs_nothing(
+        option, value, message, capsys):
+    """--duration, --print-every and --band must be finite and > 0 (0 and -1 refused,
+    either infinity and nan too); --real-time-factor finite and >= 0."""
+    from servo_sim import command
+
+    seen: list = []
+    assert command.run(_options_parser(seen), ["go", f"--{option}={value}"]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"servo-sim: error: {message}\n")
+    assert seen == []
+
+
+@pytest.mark.parametrize("option, value", [
+    ("duration", "0.5"), ("duration", "2"), ("print-every", "1e-9"), ("band", "0.02"),
+    ("real-time-factor", "0"), ("real-time-factor", "0.5"), ("real-time-factor", "3")])
+def test_a_common_option_in_range_runs_the_verb_with_it(option, value, capsys):
+    """Just inside the ranges: 0.5 and 1e-9 are > 0 (> 1 is not the rule); a real-time
+    factor of 0 (as fast as it goes) and 0.5 (slower than real time) are allowed."""
+    from servo_sim import command
+
+    seen: list = []
+    assert command.run(_options_parser(seen), ["go", f"--{option}", value]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert getattr(seen[0], option.replace("-", "_")) == float(value)
+
+
+@pytest.mark.parametrize("error, message", [
+    ("CliError", "motor 'arm': bad"),
+    ("ConfigError", "one.yaml: motor 'arm': field 'max_torque' = -5: must be >= 0"),
+    ("KeyError", "no motor 'elbow'; known motors: 'arm'"),
+    ("ValueError", "position = nan rejected"),
+])
+def test_a_user_error_in_the_verb_is_one_line_on_stderr_and_exit_2(error, message, capsys):
+    """The verb's user errors (CliError, ConfigError, KeyError, ValueError) print
+    ``servo-sim: error: MESSAGE`` and nothing else; a KeyError's message without the
+    quotes ``str(KeyError)`` adds."""
+    from servo_sim import command
+    from servo_sim.model import ConfigError
+
+    exc = {"CliError": command.CliError, "ConfigError": ConfigError, "KeyError": KeyError,
+           "ValueError": ValueError}[error](message)
+    seen: list = []
+    assert command.run(_options_parser(seen, exc), ["go"]) == 2
+    assert capsys.readouterr() == ("", f"servo-sim: error: {message}\n")
+    assert len(seen) == 1 and seen[0].cmd == "go"
+
+
+def test_a_config_file_that_is_not_text_is_a_user_error_saying_why(tmp_path, capsys):
+    """A UnicodeDecodeError (a ValueError whose first argument is only the codec's name)
+    is said whole: ``servo-sim check`` on a binary file, in this process."""
+    from servo_sim import cli
+
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\xff\xfe\x00")
+    assert cli.main(["check", str(binary)]) == 2
+    assert capsys.readouterr() == (
+        "", "servo-sim: error: 'utf-8' codec can't decode byte 0xff in position 0: "
+        "invalid start byte\n")
+
+
+def test_a_closed_pipe_ends_the_verb_quietly_with_exit_0(capsys):
+    """``servo-sim run | head``: the reader went away; not an error."""
+    from servo_sim import command
+
+    seen: list = []
+    assert command.run(_options_parser(seen, BrokenPipeError()), ["go"]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
+def test_warnings_are_printed_as_servo_sim_warnings_and_nothing_below_them(capsys):
+    """``run`` sets up the root logger as the command line shows it: warnings and above, as
+    ``servo-sim: warning: MESSAGE`` on stderr. In this process pytest's handlers are on the
+    root logger (``basicConfig`` would then do nothing): they are set aside meanwhile."""
+    import logging
+
+    from servo_sim import command
+
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    for handler in handlers:
+        root.removeHandler(handler)
+    root.setLevel(logging.DEBUG)  # as a host that logged more before would leave it
+    log = logging.getLogger("servo_sim.test")
+    parser = _options_parser([], handler=lambda a: log.info("not shown")
+                             or log.warning("motor 'arm': clipped") or 0)
+    try:
+        assert command.run(parser, ["go"]) == 0
+        assert root.level == logging.WARNING
+    finally:
+        for handler in root.handlers[:]:
+            root.removeHandler(handler)
+        for handler in handlers:
+            root.addHandler(handler)
+        root.setLevel(level)
+    assert capsys.readouterr() == ("", "servo-sim: warning: motor 'arm': clipped\n")
