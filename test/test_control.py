@@ -322,3 +322,53 @@ def test_an_acceleration_of_0_is_accepted_and_nothing_accelerates(physics):
         m.set_velocity(command[1])
         sim.step(10)
         assert (m.position, m.velocity) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("velocity", [0.5, -0.5])
+@pytest.mark.parametrize("side", [1.0, -1.0])
+def test_back_in_position_control_after_velocity_control_the_pid_heads_for_the_target(
+        velocity, side):
+    # P 10: velocity control at +-0.5 rad/s for 10 steps (reached in the first: 0.625
+    # N*m) leaves x0 = +-0.04; then a target 0.3 to either side: u = 10 x +-0.3 = +-3,
+    # saturated at the speed limit |set_velocity| = 0.5, so one step on the velocity is
+    # side x 0.5 and x = x0 + side x 0.004 (a PID fed while it was not in charge, with
+    # an error of x / 0, would run one way only)
+    sim, m = one(**AMPLE, control_pid=[10.0, 0.0, 0.0], max_velocity=1.0, inertia=0.01)
+    m.set_position(math.inf)
+    m.set_velocity(velocity)
+    sim.step(10)
+    x0 = 10 * velocity * DT
+    assert m.position == pytest.approx(x0, abs=1e-12)
+    m.set_position(x0 + side * 0.3)
+    sim.step(1)
+    assert m.velocity == pytest.approx(side * 0.5, abs=1e-12)
+    assert m.position == pytest.approx(x0 + side * 0.5 * DT, abs=1e-12)
+
+
+@pytest.mark.parametrize("target", [0.2, -0.2])
+def test_a_motor_switched_off_and_on_again_holds_its_target(target):
+    # P 10 settles on the target (0.92^400 of the error left); off for 5 steps (no load:
+    # it stays), on again: the error is still 0, so it holds, velocity 0 both ways
+    sim, m = one(**AMPLE, control_pid=[10.0, 0.0, 0.0], max_velocity=1.0, inertia=0.01)
+    m.set_position(target)
+    sim.step(400)
+    assert m.position == pytest.approx(target, abs=1e-12)
+    m.set_available_force(0.0)
+    sim.step(5)
+    m.set_available_force(100.0)
+    sim.step(1)
+    assert m.velocity == pytest.approx(0.0, abs=1e-12)
+    assert m.position == pytest.approx(target, abs=1e-12)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_the_joint_acceleration_is_the_velocity_change_over_the_step(sign):
+    # dynamic physics, ample torque: the commanded velocity ramps at the 2 rad/s^2 limit
+    # and the joint follows it exactly, so the bank's acceleration (the velocity's
+    # difference over the step) is +-2 rad/s^2
+    sim, m = one(**AMPLE, acceleration=2.0)
+    m.set_position(sign * math.inf)
+    m.set_velocity(sign * 1.0)
+    sim.step(3)
+    assert m.velocity == pytest.approx(sign * 3 * 2.0 * DT, abs=1e-12)
+    assert sim.bank.joint_acceleration()[0] == pytest.approx(sign * 2.0, rel=1e-9)

@@ -623,6 +623,14 @@ def test_state_conversions_and_telemetry(bus, hw):
                                          "moving": "0", "current": "1.3000"}  # 200 x 6.5 mA
 
 
+def test_a_negative_present_current_is_read_with_its_sign(bus, hw):
+    """Present Current is signed in bit 15 (the SDK's sign-magnitude): -200 is -1.3 A."""
+    bus.freeze()
+    bus.set(1, emu.PRESENT_CURRENT, 2, -200)
+    hw.cycle()
+    assert hw.component.telemetry(0)["current"] == "-1.3000"  # -200 x 6.5 mA
+
+
 @pytest.fixture
 def reversed_b(bus):
     """The three servos, b's joint turning against its servo (direction -1)."""
@@ -705,6 +713,38 @@ def test_a_mixed_bus_with_an_scs_servo():
         assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2)] == [0, 0]
 
 
+@pytest.mark.parametrize("sign", [1, -1])
+def test_an_scs_servos_big_endian_speed_and_load_are_read_with_their_signs(sign):
+    """SCS (big-endian, 1024 ticks a turn): Present Speed +-100 ticks/s is +-0.6136
+    rad/s, Present Load +-500 (sign in bit 10) 50 % of the 1.91 N*m stall: each from its
+    own two bytes (a third, the next field's, would be the low byte on a big-endian bus)."""
+    with emu.EmulatorProcess([1, 2], scs=[2], realtime=True) as bus:
+        bus.freeze()
+        system = HardwareSystem(config(bus.port, motors=("a", "b"), limits=(-2.5, 2.5)))
+        start_on_a_bus(system)
+        bus.set(2, emu.PRESENT_SPEED, 2, sign * 100)
+        bus.set(2, emu.PRESENT_LOAD, 2, sign * 500)
+        system.cycle()
+        b = system.sim.motor("b")
+        assert b.velocity == pytest.approx(sign * 100 * 2 * math.pi / 1024)  # 0.6136 rad/s
+        assert b.motor_force == pytest.approx(sign * 0.5 * STALL)
+        system.shutdown()
+
+
+@pytest.mark.parametrize("ticks", [5000, -300])
+def test_a_multi_turn_servos_position_below_zero_is_read_with_its_sign(bus, ticks):
+    """Multi-turn (limits 0 .. 0): Present Position is signed in bit 15; -300 ticks is
+    2348 below the 2048 of 0 rad, -3.602 rad; 5000 is 2952 above, 4.528 rad."""
+    bus.set(1, emu.MAX_POSITION_LIMIT, 2, 0)
+    system = HardwareSystem(config(bus.port, motors=("a",), limits=(0.0, 0.0)))
+    start_on_a_bus(system)
+    bus.freeze()
+    bus.set(1, emu.PRESENT_POSITION, 2, ticks)
+    system.cycle()
+    assert system.sim.motor("a").position == pytest.approx((ticks - 2048) * TICK)
+    system.shutdown()
+
+
 # --------------------------------------------------------------------------- faults
 
 
@@ -757,6 +797,16 @@ def test_one_corrupt_reply_is_read_again_two_are_a_communication_failure(bus, hw
     assert hw.state is LifecycleState.UNCONFIGURED
     assert "[TxRxResult] Incorrect status packet!" in hw.component.reason
     recover(hw, 3 * STEPS_PER_RETRY)
+
+
+def test_two_servos_faulting_at_once_are_both_said_in_one_error(bus, hw, caplog):
+    """Each faulted servo's text, joined by "; ", in the one read error."""
+    bus.fault(1, emu.OVERLOAD)
+    bus.fault(3, emu.OVERHEAT)
+    hw.cycle()
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert ("read: motor 'a' (id 1): hardware error: overload; motor 'c' (id 3): hardware "
+            "error: overheating; commands halted") in caplog.text
 
 
 @pytest.mark.parametrize("bits, text", [

@@ -286,6 +286,22 @@ def test_trapezoidal_move_follows_the_closed_form_profile(distance):
     assert m.position == pytest.approx(0.1 + distance, abs=1e-12)
 
 
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_move_of_one_motor_leaves_the_pid_of_the_other_its_own_in_dynamic_physics(sign):
+    # a on a trapezoidal move (its profile's velocity fed forward); b beside it in P
+    # control (10) towards -+0.5 with ample torque: b's error decays as a lone motor's,
+    # e_k = e0 (1 - P dt)^k (test_control), whatever a's feedforward
+    sim = make_sim(STRONG, {**STRONG, "control_pid": [10.0, 0.0, 0.0]})
+    a, b = sim.motors
+    a.trapezoidal_move(sign * 1.0, 0.0, 1.0, 2.0)
+    b.set_position(-sign * 0.5)
+    for k in range(1, 40):
+        sim.step()
+        assert b.position == pytest.approx(-sign * (0.5 - 0.5 * (1 - 10 * DT) ** k),
+                                           abs=1e-12)
+    assert a.move.state == "active"
+
+
 def test_trapezoid_acceleration_and_velocity_stay_within_the_limits():
     sim, m = one(**STRONG)
     m.trapezoidal_move(3.0, 0.0, 1.5, 4.0)
