@@ -197,6 +197,33 @@ def test_one_link_steps_as_the_per_joint_integration(tmp_path, profile):
     assert np.abs(runs[0] - runs[1]).max() < 1e-9
 
 
+@pytest.mark.parametrize("sign", [1, -1])
+def test_the_available_torque_set_during_a_run_caps_the_servo(tmp_path, sign):
+    """An STS3215 on a link in MuJoCo (no weight): a step of 1 rad either way at the
+    servo's full torque, then the available torque set to 0.3 N*m and a step back: the
+    motor's torque reaches 0.3 and never passes it; set back to the maximum, the next
+    step uses more again (the cap follows the command, not the run's start)."""
+    link = write(tmp_path, "link.xml", LINK.format(g=0, joint="j", d=0.1, m=0.5, ic=1e-4))
+    sim = mujoco_sim(link, [{"name": "j", "servo": "STS3215-7.4V", "inertia": 0.005}])
+    motor = sim.motor("j")
+
+    def step_to(target: float) -> np.ndarray:
+        motor.set_position(target)
+        forces = []
+        for _ in range(400):
+            sim.step(1)
+            forces.append(motor.motor_force)
+        return np.abs(forces)
+
+    full = step_to(sign * 1.0)
+    assert full.max() > 1.0  # the stall torque, 1.9 N*m less the back-EMF
+    motor.set_available_torque(0.3)
+    capped = step_to(0.0)
+    assert capped.max() == pytest.approx(0.3, rel=1e-12)
+    motor.set_available_torque(motor.get_max_torque())
+    assert step_to(sign * 1.0).max() > 1.0
+
+
 def test_one_link_down_as_up(tmp_path):
     """Both directions: a step down from 0.5 rad, with the weight, on an STS3215."""
     m, d, ic = 1.0, 0.05, 1e-4

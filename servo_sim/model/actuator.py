@@ -95,15 +95,18 @@ class Actuators:
                                          for (stall, _), a in zip(inside, acts, strict=True)],
                               np.inf)
         self.slope = np.where(envelope, [stall / speed for stall, speed in inside], 0.0)
+        self.safe_slope = np.where(self.slope > 0, self.slope, 1.0)
         self.tick = col(lambda a: 2 * math.pi / a.resolution if a.resolution else 0.0)
         self.encoder = self.tick > 0
         self.any_encoder = bool(self.encoder.any())
         self.all_encoder = bool(self.encoder.all())
         self.safe_tick = np.where(self.encoder, self.tick, 1.0)
         self.half_gap = col(lambda a: a.backlash / 2)
+        self.neg_half_gap = -self.half_gap
         self.any_backlash = bool(self.half_gap.any())
         self.gap = np.zeros(len(acts))  # gear side minus output, within +-half_gap
         self.deadband = col(lambda a: a.deadband)
+        self.deadband_edge = self.deadband * (1 + 1e-9)  # errors within it drive nothing
         self.any_deadband = bool(self.deadband.any())
         self.friction = col(lambda a: a.friction)
         self.any_load_dependent = any(a.load_dependent for a in acts)
@@ -138,16 +141,31 @@ class Actuators:
         self.active_slope = self.slope.copy()
         self.following = np.zeros(len(acts), dtype=bool)
         self.any_following = self.all_following = False
+        self.cap = self.neg_cap = np.zeros(len(acts))
 
     @property
     def encoder_resolution(self) -> np.ndarray:
         """The position sensor's resolution an encoder implies (-1 where none), rad."""
         return np.where(self.tick > 0, self.tick, -1.0)
 
-    def refresh(self, active: np.ndarray, position_control: np.ndarray) -> None:
+    def refresh(self, active: np.ndarray, position_control: np.ndarray,
+                limit: np.ndarray, acceleration: np.ndarray) -> None:
         """Powered motors have the envelope (an unpowered one is only held by friction);
-        powered, position-controlled firmware motors follow the firmware's law."""
+        powered, position-controlled firmware motors follow the firmware's law. ``limit``
+        (the bank's force limits: the available force, or an off motor's static friction)
+        and ``acceleration`` (-1: unlimited) are the commands' as ``force`` and
+        ``reference`` then take them."""
+        # the profile's velocity change of one step at the acceleration (unlimited:
+        # 1e100 * dt), and that times dt
+        step = np.where(acceleration >= 0.0, acceleration, 1e100)
+        step *= self.dt
+        np.maximum(step, 1e-300, out=step)
+        self.profile_step, self.neg_profile_step = step, -step
+        self.profile_step_dt = step * self.dt
         self.active_drive = np.where(active, self.drive, np.inf)
+        # the stall current (and max_torque) both ways
+        self.cap = np.minimum(limit, self.active_drive)
+        self.neg_cap = -self.cap
         self.active_slope = np.where(active, self.slope, 0.0)
         self.following = self.firmware & position_control
         self.any_following = bool(self.following.any())
@@ -156,7 +174,7 @@ class Actuators:
     def whole_ticks(self, x: np.ndarray, which: np.ndarray, every: bool) -> np.ndarray:
         """``x`` rounded to whole encoder ticks for the motors ``which`` (all: ``every``)."""
         whole = x / self.safe_tick
-        np.round(whole, out=whole)
+        np.rint(whole, out=whole)  # np.round's own (decimals 0), without its wrapper
         whole *= self.safe_tick
         return whole if every else np.where(which, whole, x)
 
@@ -169,13 +187,13 @@ class Actuators:
     def apply_deadband(self, error: np.ndarray) -> None:
         """Errors within the deadband drive nothing (in place)."""
         if self.any_deadband:
-            error[np.abs(error) <= self.deadband * (1 + 1e-9)] = 0.0
+            np.copyto(error, 0.0, where=np.abs(error) <= self.deadband_edge)
 
-    def reference(self, target: np.ndarray, x: np.ndarray, v: np.ndarray, speed: np.ndarray,
-                  acceleration: np.ndarray) -> np.ndarray:
+    def reference(self, target: np.ndarray, x: np.ndarray, v: np.ndarray, speed: np.ndarray
+                  ) -> np.ndarray:
         """The firmware's profile: the set-point one step on towards ``target`` (in whole
         ticks, as the goal register holds it) within the speed limit and the acceleration
-        (-1: unlimited), for the motors following it; the others' set-points rest on the
+        (``refresh``'s), for the motors following it; the others' set-points rest on the
         present state (a new goal starts from it)."""
         dt = self.dt
         if self.any_goal_ticks:
@@ -185,10 +203,7 @@ class Actuators:
         s = self.setpoint if every else np.where(following, self.setpoint, x)
         w = self.setpoint_velocity.copy() if every else np.where(
             following, self.setpoint_velocity, v)
-        # the velocity change of one step at the acceleration (unlimited: 1e100 * dt)
-        step = np.where(acceleration >= 0.0, acceleration, 1e100)
-        step *= dt
-        np.maximum(step, 1e-300, out=step)
+        step = self.profile_step
         d = target - s
         # the fastest speed from which steps of ``step`` less each still stop on the
         # target (the discrete trapezoid: its ramps are exact to the step):
@@ -196,7 +211,7 @@ class Actuators:
         # cancellation of an unlimited acceleration (z -> 0)
         distance = np.abs(d)
         distance *= 2.0
-        root = distance / (step * dt)
+        root = distance / self.profile_step_dt
         root += 0.25
         np.sqrt(root, out=root)
         root += 0.5
@@ -206,13 +221,15 @@ class Actuators:
         stopping *= np.sign(d)
         stopping -= w  # the change the profile wants, within one step's
         np.minimum(stopping, step, out=stopping)
-        np.maximum(stopping, -step, out=stopping)
+        np.maximum(stopping, self.neg_profile_step, out=stopping)
         w += stopping
         s_new = w * dt
         s_new += s
-        arrived = (target - s_new) * d <= 0.0
-        s_new[arrived] = target[arrived]
-        w[arrived] = 0.0
+        arrived = target - s_new
+        arrived *= d
+        arrived = arrived <= 0.0
+        np.copyto(s_new, target, where=arrived)
+        np.copyto(w, 0.0, where=arrived)
         if every:
             self.setpoint, self.setpoint_velocity = s_new, w
             return s_new
@@ -234,26 +251,37 @@ class Actuators:
               p: np.ndarray, mass: np.ndarray, limit: np.ndarray) -> np.ndarray:
         """The motor force of the step: Webots' ``wanted`` force (the one that reaches the
         commanded velocity ``v_cmd``; the firmware's ``duty`` instead where given), within
-        the envelope at the new speed and +-``limit``. ``p`` and ``mass`` are the step's (see
-        ``bank.py``: the new speed is ``(p + force) / mass``)."""
+        the envelope at the new speed and +-``limit`` (with an envelope: ``refresh``'s).
+        ``p`` and ``mass`` are the step's (see ``bank.py``: the new speed is ``(p + force) /
+        mass``)."""
+        # the duty's force everywhere
+        every = duty is not None and self.all_following and self.any_envelope
         force = wanted
-        if self.any_friction:  # Webots' law reaches its velocity through the friction too
-            force = force + np.sign(v_cmd) * self.friction
+        if self.any_friction and not every:  # Webots' law reaches its velocity through
+            force = force + np.sign(v_cmd) * self.friction  # the friction too
         if self.any_envelope:
-            slope, drive = self.active_slope, self.active_drive
-            slope_p = slope * p
-            denominator = mass + slope
-            high_line = (drive * mass - slope_p) / denominator  # full drive ahead
-            low_line = (-drive * mass - slope_p) / denominator  # full drive back
+            slope_p = self.active_slope * p
+            denominator = mass + self.active_slope
+            full = self.active_drive * mass
+            high_line = full - slope_p  # full drive ahead
+            high_line /= denominator
+            low_line = -full  # full drive back
+            low_line -= slope_p
+            low_line /= denominator
             if duty is not None:
-                voltage = (duty * self.firmware_drive * mass - slope_p) / denominator
-                force = np.where(self.following, voltage, force)
+                voltage = duty * self.firmware_drive
+                voltage *= mass
+                voltage -= slope_p
+                voltage /= denominator
+                force = voltage if every else np.where(self.following, voltage, force)
             # the stall current (and max_torque) both ways, where the lines allow it: a
             # motor driven beyond its free speed brakes with its full-drive line anyway
-            cap = np.minimum(limit, drive)
-            high = np.minimum(np.maximum(cap, low_line), high_line)
-            low = np.minimum(np.maximum(-cap, low_line), high_line)
-            return np.minimum(np.maximum(force, low), high)
+            high = np.maximum(self.cap, low_line)
+            np.minimum(high, high_line, out=high)
+            low = np.maximum(self.neg_cap, low_line)
+            np.minimum(low, high_line, out=low)
+            force = np.maximum(force, low)
+            return np.minimum(force, high, out=force)
         return _within(force.copy(), limit)
 
     def force_at_rest(self, wanted: np.ndarray, duty: np.ndarray | None,
@@ -269,8 +297,9 @@ class Actuators:
         """How fast the (massless) gear side turns when nothing holds it."""
         if duty is None:
             return v_cmd
-        free = duty * self.firmware_drive / np.where(self.slope > 0, self.slope, 1.0)
-        return np.where(self.following, free, v_cmd)
+        free = duty * self.firmware_drive
+        free /= self.safe_slope
+        return free if self.all_following else np.where(self.following, free, v_cmd)
 
     def backlash(self, force: np.ndarray, p: np.ndarray, mass: np.ndarray,
                  v_cmd: np.ndarray, duty: np.ndarray | None,
@@ -279,9 +308,14 @@ class Actuators:
         if not self.any_backlash:
             return force
         half = self.half_gap
-        gap = self.gap + (self.gear_speed(v_cmd, duty) - p / mass) * self.dt
-        open_ = (np.abs(gap) < half) & active
-        self.gap = np.where(open_, gap, np.clip(gap, -half, half))
+        gap = self.gear_speed(v_cmd, duty) - p / mass
+        gap *= self.dt
+        gap += self.gap
+        open_ = np.abs(gap) < half
+        open_ &= active
+        closed = np.maximum(gap, self.neg_half_gap)
+        np.minimum(closed, half, out=closed)
+        self.gap = np.where(open_, gap, closed)
         return np.where(open_, 0.0, force)
 
     def friction_budget(self, speed: np.ndarray, external: np.ndarray,

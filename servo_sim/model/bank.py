@@ -320,8 +320,10 @@ class MotorBank:
         self._any_force_control = bool(self.force_control.any())
         self._any_feedforward = bool(self.supervisor.trapezoidal.any())
         self.any_halting = bool(self.halting.any())
+        self._active = self._active_gain > 0.0
         if self.actuators is not None:
-            self.actuators.refresh(self._active_gain > 0.0, self._pid_gain > 0.0)
+            self.actuators.refresh(self._active, self._pid_gain > 0.0, self._force_limit,
+                                   self.acceleration)
 
     # ------------------------------------------------------------------ stepping
 
@@ -368,8 +370,7 @@ class MotorBank:
         else:  # the controller sees encoder ticks; a firmware follows its profile
             reference = self.pid_target
             if act.any_firmware:
-                reference = act.reference(self.pid_target, x, self.velocity, self.speed_limit,
-                                          self.acceleration)
+                reference = act.reference(self.pid_target, x, self.velocity, self.speed_limit)
             error = reference - act.seen(x)
             act.apply_deadband(error)
         error *= self._pid_gain
@@ -377,11 +378,13 @@ class MotorBank:
         integral += error * dt
         previous = self.previous_error
         duty = None
+        change = error - previous
         if act is not None and act.any_following:
-            duty = act.duty(error, integral, (error - previous) / dt)
+            duty = act.duty(error, integral, change / dt)
         u = self.control_p * error
         u += self.control_i * integral
-        u += (error - previous) * self._d_over_dt
+        change *= self._d_over_dt
+        u += change
         previous *= self._not_pid_gain
         previous += error
         if self._any_feedforward:  # trapezoidal moves: the profile's velocity
@@ -420,7 +423,7 @@ class MotorBank:
         else:  # envelope, firmware drive, backlash, friction
             wanted = force
             force = act.force(wanted, v_cmd, duty, p, mass, limit)
-            force = act.backlash(force, p, mass, v_cmd, duty, self._active_gain > 0.0)
+            force = act.backlash(force, p, mass, v_cmd, duty, self._active)
             friction = None
             if act.any_load_dependent:
                 friction = self._friction_budget(act, p, force)
