@@ -524,11 +524,6 @@ def test_an_off_motor_with_backlash_holds_the_output_by_its_static_friction(sign
     assert (m.position, m.velocity) == (0.0, 0.0)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: a firmware motor's new goal starts its profile from the state one step before "
-    "the present one: Actuators.reference keeps a non-following motor's set-point at the "
-    "x and v the step started from, and the next step's profile starts there (at 1 rad/s "
-    "one step, 1 mrad, behind); for actuator.py's owner"))
 @pytest.mark.parametrize("sign", [1, -1])
 def test_a_firmware_goal_after_velocity_control_starts_its_profile_from_the_present_state(
         sign):

@@ -141,6 +141,10 @@ class Actuators:
         self.active_slope = self.slope.copy()
         self.following = np.zeros(len(acts), dtype=bool)
         self.any_following = self.all_following = False
+        # the motors that began following since the last step: their profile starts
+        # from the present state (see reference)
+        self.starting = np.zeros(len(acts), dtype=bool)
+        self.any_starting = False
         self.cap = self.neg_cap = np.zeros(len(acts))
 
     @property
@@ -167,7 +171,10 @@ class Actuators:
         self.cap = np.minimum(limit, self.active_drive)
         self.neg_cap = -self.cap
         self.active_slope = np.where(active, self.slope, 0.0)
-        self.following = self.firmware & position_control
+        following = self.firmware & position_control
+        self.starting = (self.starting | (following & ~self.following)) & following
+        self.any_starting = bool(self.starting.any())
+        self.following = following
         self.any_following = bool(self.following.any())
         self.all_following = bool(self.following.all())
 
@@ -203,6 +210,11 @@ class Actuators:
         s = self.setpoint if every else np.where(following, self.setpoint, x)
         w = self.setpoint_velocity.copy() if every else np.where(
             following, self.setpoint_velocity, v)
+        if self.any_starting:  # a new goal: the profile from where the motor is now
+            s = np.where(self.starting, x, s)
+            w = np.where(self.starting, v, w)
+            self.starting = np.zeros_like(self.starting)
+            self.any_starting = False
         step = self.profile_step
         d = target - s
         # the fastest speed from which steps of ``step`` less each still stop on the
