@@ -1068,15 +1068,21 @@ def test_the_readme_pan_tilt_example_on_the_shipped_dynamixel_config(tmp_path, b
     shipped["/**/servo_sim"]["ros__parameters"]["hardware"]["port"] = bus.port
     cfg = tmp_path / "dxl.yaml"
     cfg.write_text(yaml.safe_dump(shipped))
-    r = subprocess.run([sys.executable, "-m", "servo_sim.cli", "controller",
-                        REPO / "examples" / "webots" / "pan_tilt.py", cfg, "--duration", "3"],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    # The script commands once: a reply lost on both tries (a busy machine starving the
+    # emulator: "[TxRxResult]", then a recovery that refuses the commands meanwhile, as a
+    # real bus would) leaves the servos short of the example's end; run again then, at
+    # most 3 times in all
+    for _ in range(3):
+        r = subprocess.run([sys.executable, "-m", "servo_sim.cli", "controller",
+                            REPO / "examples" / "webots" / "pan_tilt.py", cfg,
+                            "--duration", "3"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        if "[TxRxResult]" not in r.stderr:
+            break
     lines = r.stdout.splitlines()
     assert [line.split()[2] for line in lines] == ["0.01", "0.50", "1.00", "1.50", "2.00",
                                                    "2.50"]
     # the emulated servos move in wall time: 1.5 s after the tilt command they are there
-    # (a loaded machine may starve the emulator into a read timeout and a recovery)
     words = lines[-1].split()
     assert (float(words[5]), float(words[8])) == (pytest.approx(1.0, abs=0.01),
                                                   pytest.approx(-0.5, abs=0.01)), r.stderr
