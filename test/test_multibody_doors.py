@@ -17,6 +17,7 @@ from conftest import REPO
 from test_virtual_arm import (
     IDS,
     JOINTS,
+    LEROBOT_P,
     STALL,
     TICKS_PER_RAD,
     _calibration,
@@ -38,8 +39,6 @@ from servo_sim.model.config import load_config
 from servo_sim.ros.launch_args import physics_parameters
 
 URDF = REPO / "config" / "so101.urdf"
-#: the P_Coefficient LeRobot's SO101Follower writes to each servo (so_follower.py)
-LEROBOT_P = 16
 
 
 def holding_torques(positions: dict[str, float]) -> dict[str, float]:
