@@ -265,7 +265,7 @@ class HardwareSystem:
             if self.state is LifecycleState.ACTIVE:
                 bank.supervise()
                 if not self.simulated:  # the sim's physics keeps them itself
-                    bank.previous_velocity, bank.period = bank.velocity.copy(), dt
+                    bank.measure_over(dt)
                 if self._call("read", bank.time_ms / 1000.0, dt) is CallbackReturn.SUCCESS:
                     read = True
                 else:
@@ -273,7 +273,7 @@ class HardwareSystem:
             elif self.state in (LifecycleState.UNCONFIGURED, LifecycleState.INACTIVE) \
                     and bank.time_ms >= self._retry_at_ms:
                 self._recover()
-            bank.time_ms += bank.step_ms
+            bank.advance_clock()
             if read:
                 bank.sample_sensors()
                 if self._modes is not None:

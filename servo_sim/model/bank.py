@@ -60,8 +60,16 @@ class MotorBank:
         Supervisor`, which the simulation passes): it reads and writes the bank's arrays
         and the bank calls it each step, so the bank does not import it. ``body``
         integrates the joints (``body.py``; default: each joint on its own)."""
+        #: every command and step holds this lock (commands may come from any thread)
+        self.lock = threading.RLock()
+        self._make_supervisor = supervisor
+        self._initial_state(config, body)
+
+    def _initial_state(self, config: SimulationConfig, body: Body | None) -> None:
+        """Parameters, commands, state and sensors of ``config`` at time 0: what the
+        constructor makes and :meth:`reset` makes again."""
         motors = config.motors
-        self.body: Body | None = None  # attached once the state is made
+        self.body = None  # attached once the state is made
         self.n = len(motors)
         self.names = [m.name for m in motors]
         self.step_ms = config.basic_time_step_ms
@@ -101,8 +109,6 @@ class MotorBank:
         self.warning = np.zeros(self.n, dtype=bool)
         self.warnings = [""] * self.n  # why each warning flag is set
         self.last_command_ms = np.zeros(self.n)
-        #: every command and step holds this lock (commands may come from any thread)
-        self.lock = getattr(self, "lock", None) or threading.RLock()
 
         # state
         self.position = self.initial_position.copy()
@@ -142,8 +148,7 @@ class MotorBank:
         self._d_over_dt = np.zeros(self.n)
         self._acceleration_limited = np.zeros(self.n, dtype=bool)
         self._acceleration_step = np.zeros(self.n)
-        self._make_supervisor = supervisor
-        self.supervisor = supervisor(self)
+        self.supervisor = self._make_supervisor(self)
         self.refresh()
         self.body = body if body is not None else JointBodies()
         self.body.attach(self)
@@ -332,8 +337,18 @@ class MotorBank:
         with self.lock:
             self.supervise()
             self.step_physics()
-            self.time_ms += self.step_ms
+            self.advance_clock()
             self.sample_sensors()
+
+    def advance_clock(self) -> None:
+        """The clock one basic time step on: the one place it advances (a step of the
+        model, or a hardware system's cycle)."""
+        self.time_ms += self.step_ms
+
+    def measure_over(self, period: float) -> None:
+        """A real device's cycle of ``period`` s begins: the velocity now is the one the
+        next read's joint acceleration differs from (the model's step keeps both)."""
+        self.previous_velocity, self.period = self.velocity.copy(), period
 
     def supervise(self) -> None:
         """What the start of a step triggers: watchdog, halting ramps, trapezoidal moves."""
@@ -357,7 +372,7 @@ class MotorBank:
         Moves in progress end as aborted."""
         with self.lock:
             self.supervisor.supersede(np.arange(self.n), "reset")
-            self.__init__(self.config, self._make_supervisor, self.body)
+            self._initial_state(self.config, self.body)
 
     def _step_dynamic(self) -> None:
         dt = self.dt
