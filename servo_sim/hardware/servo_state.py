@@ -33,5 +33,4 @@ def servo_states(system: HardwareSystem) -> ServoStates:
     bank = system.sim.bank
     with bank.lock:
         modes, flags = system.report()
-        return ServoStates(modes, flags, bank.position.copy(), bank.velocity.copy(),
-                           bank.joint_acceleration(), bank.motor_force.copy(), *commands(bank))
+        return ServoStates(modes, flags, *bank.measured(), *commands(bank))

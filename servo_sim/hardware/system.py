@@ -177,7 +177,7 @@ class HardwareSystem:
             bank = self.sim.bank
             with bank.lock:
                 if not self.simulated:
-                    bank.supervisor.hold(np.flatnonzero(np.isfinite(bank.target_position)))
+                    bank.hold_position_targets()
                 self._refresh_modes()
         return self._transition("on_activate", LifecycleState.INACTIVE, LifecycleState.ACTIVE)
 
@@ -230,9 +230,7 @@ class HardwareSystem:
         why = self.component.reason or "error"
         self._report(logging.ERROR, f"hardware {self.plugin_name!r}: {where}: {why}; "
                      "commands halted")
-        bank = self.sim.bank
-        with bank.lock:
-            bank.supervisor.halt(np.flatnonzero(bank.enabled), f"hardware error: {why}")
+        self.sim.bank.halt_enabled(f"hardware error: {why}")
         ret = self._call("on_error")
         self.state = (LifecycleState.UNCONFIGURED if ret is CallbackReturn.SUCCESS
                       else LifecycleState.FINALIZED)

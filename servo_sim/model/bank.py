@@ -345,6 +345,23 @@ class MotorBank:
         model, or a hardware system's cycle)."""
         self.time_ms += self.step_ms
 
+    def hold_position_targets(self) -> None:
+        """The motors under position control hold where they are now (a real device's
+        first read: its first goals are where it stands)."""
+        with self.lock:
+            self.supervisor.hold(np.flatnonzero(np.isfinite(self.target_position)))
+
+    def halt_enabled(self, reason: str) -> None:
+        """Every enabled motor halts (a move in progress aborted with ``reason``)."""
+        with self.lock:
+            self.supervisor.halt(np.flatnonzero(self.enabled), reason)
+
+    def measured(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(position, velocity, joint acceleration, motor force) now, arrays of their own."""
+        with self.lock:
+            return (self.position.copy(), self.velocity.copy(), self.joint_acceleration(),
+                    self.motor_force.copy())
+
     def measure_over(self, period: float) -> None:
         """A real device's cycle of ``period`` s begins: the velocity now is the one the
         next read's joint acceleration differs from (the model's step keeps both)."""
