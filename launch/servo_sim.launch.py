@@ -12,7 +12,8 @@ from servo_sim.ros.params import ROBOT_RACONTEUR_PORT
 
 ARGUMENTS = (
     ("config", str(Path(get_package_share_directory("servo_sim"), "config", "servo_sim.yaml")),
-     "ROS parameters file with the motors (the servo_sim config format)."),
+     "ROS parameters file with the motors (the servo_sim config format), or a Webots "
+     ".wbt world or .proto (read as the node's config_file)."),
     ("namespace", "", "Namespace of the node, its services and topics."),
     ("use_sim_time", "false", USE_SIM_TIME),
     ("real_time_factor", "1.0",

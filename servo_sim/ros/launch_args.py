@@ -75,13 +75,22 @@ def servo_sim_node(namespace: str, config: str, use_sim_time: str, real_time_fac
         namespace=namespace,
         output="screen",
         emulate_tty=True,
-        parameters=[config, {**node_parameters(use_sim_time, real_time_factor, executor),
+        parameters=[config_parameters(config),
+                    {**node_parameters(use_sim_time, real_time_factor, executor),
                              **rr_port_parameter(robot_raconteur_port)}],
         arguments=["--ros-args", "--log-level", log_level],
         additional_env=env or None,
         prefix=prefix,
         exec_name="servo_sim_node",  # (launch's name for it, prefix or not)
     )
+
+
+def config_parameters(config: str) -> Any:
+    """The node's config as ``config:=`` names it: a ROS parameters file as it is, a
+    Webots world or PROTO through the node's ``config_file`` parameter."""
+    from ..load import is_webots_file
+
+    return {"config_file": config} if is_webots_file(config) else config
 
 
 def node_parameters(use_sim_time: str, real_time_factor: str, executor: str) -> dict:
