@@ -199,11 +199,12 @@ def test_on_sim_time_every_stamp_is_at_the_clock_the_consumer_follows(start, con
         # loaded CI run), so it is held to the tail's bound below. /diagnostics (1 Hz: two
         # or three) has too few samples for a median that one stalled delivery cannot move
         # (0.31 s once on a loaded CI run): there the lowest is held to it
-        # A delivery's wall time shows times the factor in simulated time (at 3: 4 steps
-        # once, 32 ms, five processes a core), so the bound is 3 steps at that factor
+        # A delivery's wall time shows times the factor in simulated time (at 3: 76 ms,
+        # 9.5 steps, once, a busy machine: 25 ms of wall time), so the bound is 0.1 s of
+        # wall time at that factor; a stamp from another clock is off by hours
         if topic != "goal":
             typical = statistics.median(lags) if len(lags) > 3 else min(lags)
-            assert typical <= 3 * STEP_S * real_time_factor + 1e-9, (topic, sorted(lags))
+            assert typical <= 0.1 * real_time_factor, (topic, sorted(lags))
         # the tail is the consumer's own stalls on a loaded machine (in simulated s: a
         # 0.26 s stall at real_time_factor 3 shows as 0.78 s), generous
         tail = sorted(lags)[int(0.95 * (len(lags) - 1))]
