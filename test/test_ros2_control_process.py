@@ -154,6 +154,23 @@ def wait_hardware_active(client) -> None:
                       "every motor OK on /diagnostics (the bus started)")
 
 
+def follow_on_a_bus(launch, client, points) -> tuple[int, object, str]:
+    """``client.follow(points)`` on an emulated bus, again (3 tries in all) where the node
+    lost a reply on both tries meanwhile ("[TxRxResult]" in its log): it halts the
+    servos and recovers a second later, as on a real bus, and the trajectory cannot
+    finish in time (0.65 of the way at the abort, once, a busy machine). (status,
+    result, the log's tolerance lines)."""
+    for _ in range(3):
+        seen = len(launch.output)
+        status, result, _ = client.follow(points)
+        said = launch.output[seen:]
+        if status == SUCCEEDED or "[TxRxResult]" not in said:
+            break
+        wait_hardware_active(client)
+    why = "\n".join(line for line in said.splitlines() if "tolerance" in line)
+    return status, result, why
+
+
 def _position(bus: emu.EmulatorProcess, dxl_id: int) -> float:
     """Present Position of a servo in rad (the plugin's default 2048 ticks at 0 rad)."""
     ticks = bus.get(dxl_id, emu.PRESENT_POSITION, 4)
@@ -170,8 +187,8 @@ def test_dynamixel_servos_follow_a_trajectory_under_ros2_control(stack):
                                f"port:={bus.port}", joints=("pan", "tilt"))
         assert "on hardware 'dynamixel'" in launch.output
         wait_hardware_active(client)
-        status, result, _ = client.follow([(1.0, [0.25, -0.15]), (2.0, [0.5, -0.3])])
-        why = "\n".join(line for line in launch.output.splitlines() if "tolerance" in line)
+        status, result, why = follow_on_a_bus(launch, client,
+                                              [(1.0, [0.25, -0.15]), (2.0, [0.5, -0.3])])
         assert status == SUCCEEDED, f"{result.error_string}: {client.states[-1][1]}\n{why}"
         # the emulated servos themselves moved there, not only the node's state
         assert _position(bus, 1) == pytest.approx(0.5, abs=0.01)
@@ -209,8 +226,7 @@ def test_the_so101_arm_on_feetech_servos_follows_a_trajectory(stack):
                                joints=SO101)
         assert "on hardware 'feetech'" in launch.output
         wait_hardware_active(client)
-        status, result, _ = client.follow([(1.5, SO101_POSE)])
-        why = "\n".join(line for line in launch.output.splitlines() if "tolerance" in line)
+        status, result, why = follow_on_a_bus(launch, client, [(1.5, SO101_POSE)])
         assert status == SUCCEEDED, f"{result.error_string}: {client.states[-1][1]}\n{why}"
         # the emulated servos themselves go there, not only the node's state: within a few
         # seconds, not at the result's moment. With one core kept busy (1 run in 2 failed a
