@@ -215,6 +215,17 @@ def started_fixture(config_of: Callable[[str], SimulationConfig]):
     return hw
 
 
+def bus_fixture(emulator: ModuleType):
+    """A fixture ``bus``: the ``emulator`` module's bus of servos 1, 2 and 3 in a child
+    process, stopped after (realtime: a servo's processor answers in time; a starved
+    emulator may not)."""
+    @pytest.fixture
+    def bus():
+        with emulator.EmulatorProcess([1, 2, 3], realtime=True) as process:
+            yield process
+    return bus
+
+
 #: the serial-bus plugins: their baud rate in tests (each vendor's fastest common one)
 BAUD_RATES = {"dynamixel": 4000000, "feetech": 1000000}
 

@@ -640,3 +640,90 @@ def test_the_dynamixel_law_is_p_over_128_per_tick_over_the_pwm_limit(sign):
     m.set_position(sign * 10 * TICK)
     sim.step()
     assert m.motor_force == pytest.approx(sign * 640 / 128 * 10 / 885 * 2.0, rel=1e-6)
+
+
+#: one encoder tick a step per step (1 ms steps): TICK / dt^2, 1534 rad/s^2
+TICK_PER_STEP2 = TICK / 1e-6
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_the_firmware_profile_to_a_square_number_of_ticks_is_the_exact_discrete_triangle(
+        sign):
+    """Acceleration one tick a step per step, a goal +-64 ticks away (speed limit 20 rad/s,
+    13 ticks a step): the stopping speed from 36 ticks, after 8 steps up (1 + ... + 8 = 36
+    ticks walked), is exactly 8 ticks a step (n (n + 1) / 2 = 36 - 8: n = 8), so the
+    set-point walks 1, 2, ... 8, 7, ... 1 ticks a step (sum 64) and lands on the goal at
+    the 15th step, where it has arrived: velocity 0, there."""
+    sim = motor(FEETECH, acceleration=TICK_PER_STEP2, inertia=1e6)
+    m, act = sim.motors[0], sim.bank.actuators
+    m.set_position(sign * 64 * TICK)
+    walked, velocities = [], []
+    for _ in range(16):
+        sim.step()
+        walked.append(act.setpoint[0] / TICK)
+        velocities.append(act.setpoint_velocity[0] * 1e-3 / TICK)
+    per_step = [*range(1, 9), *range(7, 1, -1)]  # ticks a step; the 15th lands: at rest
+    assert velocities == pytest.approx([sign * w for w in per_step] + [0.0, 0.0], rel=1e-9)
+    assert walked[:14] == pytest.approx(sign * np.cumsum(per_step), rel=1e-9)
+    assert act.setpoint[0] == sign * 64 * TICK  # on the goal's whole ticks, not past them
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_goal_on_the_moving_set_point_is_arrived_at_and_held(sign):
+    """Acceleration one tick a step per step towards +-64 ticks: after 6 steps the
+    set-point is at +-21 ticks (1 + ... + 6; there to the bit) at 6 ticks a step; a goal
+    of +-21 ticks there is reached (nothing left to walk: arrival is being on or past the
+    goal), so the profile holds it at rest and does not run on past it, either way."""
+    sim = motor(FEETECH, acceleration=TICK_PER_STEP2, inertia=1e6)
+    m, act = sim.motors[0], sim.bank.actuators
+    m.set_position(sign * 64 * TICK)
+    sim.step(6)
+    assert act.setpoint_velocity[0] == pytest.approx(sign * 6 * TICK / 1e-3, rel=1e-9)
+    assert act.setpoint[0] == sign * 21 * TICK
+    m.set_position(sign * 21 * TICK)
+    for _ in range(3):
+        sim.step()
+        assert (act.setpoint[0], act.setpoint_velocity[0]) == (sign * 21 * TICK, 0.0)
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_webots_motors_target_is_not_whole_ticks_beside_a_firmware_motor(sign):
+    """Only a firmware's goal register holds whole ticks: a Webots-law motor with an
+    encoder (4096 a turn), beside a Feetech-law one, P control to +-195.3 ticks: its
+    controller sees 195 ticks below 195.5 (error +-0.3 tick: on) and 196 above (-+0.7:
+    back), so it dithers about 195.5 ticks; a target rounded to 195 ticks would stop it
+    as soon as it sees 195, at 194.5."""
+    sim = Simulation(parse_config({"basic_time_step_ms": 1, "motors": [
+        {"name": "f", "max_torque": 10.0, "actuator": FEETECH},
+        {"name": "w", "max_torque": 10.0, "actuator": {"resolution": 4096}}]}))
+    f, w = sim.motors
+    f.set_position(0.0)
+    w.set_position(sign * 195.3 * TICK)
+    sim.step(3000)
+    assert w.position == pytest.approx(sign * 195.5 * TICK, abs=0.05 * TICK)
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_an_output_coasts_across_the_whole_gap_when_the_gear_stops(sign):
+    """Backlash 0.02 rad, no friction, output inertia 0.01 kg*m^2, max torque 0.1 N*m:
+    turned at +-1 rad/s (velocity control), the gear crosses half the gap, then pushes the
+    output up to speed at 10 rad/s^2 (100 steps of 0.01 rad/s), leading it by half the gap
+    all along (it cannot lead by more). Told to stop, the gear stands: the output coasts
+    on at +-1 rad/s across the whole gap, 0.02 rad, 1 mrad a step: 19 steps untouched, the
+    20th meets the gear's other side (to a step: 0.02 / 0.001 in floats), then the gear
+    brakes it at the max torque, 0.01 rad/s a step."""
+    sim = motor({"backlash": 0.02}, inertia=0.01, max_torque=0.1)
+    m = sim.motors[0]
+    m.set_position(INF)
+    m.set_velocity(sign * 1.0)
+    sim.step(300)
+    assert m.velocity == pytest.approx(sign * 1.0, rel=1e-9)
+    m.set_velocity(0.0)
+    speeds = []
+    for _ in range(40):
+        sim.step()
+        speeds.append(m.velocity)
+    coasting = int(np.argmax(np.abs(np.array(speeds) - sign * 1.0) > 1e-9))
+    assert coasting in (19, 20)
+    assert speeds[coasting:coasting + 5] == pytest.approx(
+        [sign * (1.0 - 0.01 * k) for k in range(1, 6)], rel=1e-6)

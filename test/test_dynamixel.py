@@ -15,6 +15,7 @@ import dynamixel_sdk as dxl
 import pytest
 from conftest import (
     bus_config,
+    bus_fixture,
     cycle_until,
     interrupt_inside_a_transaction,
     recover,
@@ -40,10 +41,7 @@ KT = 1.78  # N*m/A
 STEPS_PER_RETRY = system_module.RECOVERY_PERIOD_MS // 8
 
 
-@pytest.fixture
-def bus():
-    with emu.EmulatorProcess([1, 2, 3], realtime=True) as process:
-        yield process
+bus = bus_fixture(emu)
 
 
 def config(port, motors=("a", "b", "c"), **extra):
@@ -617,3 +615,30 @@ def test_a_gain_is_said_clipped_only_where_it_rounds_beyond_the_register(
     if warned:
         assert f"motor 'c': P gain {p:g} is {units} register units, beyond 16383; clipped" \
             in caplog.text
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_present_values_of_either_sign_are_read_with_their_signs(bus, hw, sign):
+    """Present Position, Velocity and Current are signed little-endian (4, 4 and 2 bytes;
+    Present Position below 0 in extended position mode): 2048 + 6144 and 2048 - 6144 =
+    -4096 ticks are +-3 pi rad (2048 at 0, 4096 a turn), +-100 x 0.229 rpm is +-2.398
+    rad/s, +-200 x 2.69 mA x 1.78 N*m/A is +-0.9576 N*m."""
+    bus.freeze()
+    bus.set(1, emu.PRESENT_POSITION, 4, 2048 + sign * 6144)
+    bus.set(1, emu.PRESENT_VELOCITY, 4, sign * 100)
+    bus.set(1, emu.PRESENT_CURRENT, 2, sign * 200)
+    hw.cycle()
+    a = hw.sim.motor("a")
+    assert a.position == pytest.approx(sign * 3 * math.pi)
+    assert a.velocity == pytest.approx(sign * 100 * 0.229 * 2 * math.pi / 60)
+    assert a.motor_force == pytest.approx(sign * 200 * 0.00269 * KT)
+
+
+def test_two_servos_faulting_at_once_are_both_said_in_one_error(bus, hw, caplog):
+    """Each faulted servo's text, joined by "; ", in the one read error."""
+    bus.hardware_error(1, 0x20)
+    bus.hardware_error(3, 0x04)
+    hw.cycle()
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert ("read: motor 'a' (id 1): hardware error: overload; motor 'c' (id 3): hardware "
+            "error: overheating; commands halted") in caplog.text

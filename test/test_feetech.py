@@ -19,6 +19,7 @@ import pytest
 import scservo_sdk as scs
 from conftest import (
     bus_config,
+    bus_fixture,
     cycle_until,
     interrupt_inside_a_transaction,
     recover,
@@ -47,11 +48,7 @@ TICK = 2 * math.pi / 4096  # rad per tick
 STEPS_PER_RETRY = system_module.RECOVERY_PERIOD_MS // 8
 
 
-@pytest.fixture
-def bus():
-    # realtime: a servo's processor answers in time; a starved emulator may not
-    with emu.EmulatorProcess([1, 2, 3], realtime=True) as process:
-        yield process
+bus = bus_fixture(emu)
 
 
 def config(port, motors=("a", "b", "c"), limits=(-2.5, 2.5), **extra):
@@ -895,3 +892,41 @@ def test_a_speed_limit_or_acceleration_of_about_0_is_the_slowest_not_unlimited(b
     hw.command("a", Motor.set_acceleration, -1.0)
     hw.cycle()
     assert bus.get(1, emu.ACCELERATION, 1) == 0
+
+
+@pytest.mark.parametrize(("goal", "register"), [(1e7, 1023), (-1e7, 0), (-2.5, 105)])
+def test_an_scs_goal_is_clamped_to_one_turn(goal, register):
+    """An SCS servo's Goal Position is 0 to 1023 (one turn, 512 at 0; no sign bit): a goal
+    far beyond either end, without soft limits, is written as that end, 1023 or 0, not
+    as an STS's +-32767 nor a tick further in or out; a goal within the turn, -2.5 rad,
+    is 512 - 407.4 ticks (1024 a turn), 104.6, rounded."""
+    with emu.EmulatorProcess([1, 2], scs=[2], realtime=True) as bus:
+        bus.freeze()
+        system = HardwareSystem(config(bus.port, motors=("a", "b"), limits=(0.0, 0.0)))
+        for servo in (1, 2):
+            bus.set(servo, emu.MAX_POSITION_LIMIT, 2, 0)
+        start_on_a_bus(system)
+        system.command("b", Motor.set_position, goal)
+        system.cycle()
+        assert bus.get(2, emu.GOAL_POSITION, 2) == register
+        system.shutdown()
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_the_goal_time_is_0_and_an_off_servo_in_wheel_mode_is_told_speed_0(bus, hw, sign):
+    """Feetech's own SMS_STS::WritePosEx writes Acceleration, Goal Position, a Goal Time
+    of 0 and Goal Speed: so do the goals here, in every mode. A servo switched off in wheel
+    mode keeps that mode (only the torque goes): its Goal Speed is 0, so that the torque
+    coming on before the next goal leaves it standing, not creeping at 1 tick/s."""
+    bus.freeze()
+    hw.command("a", Motor.set_position, math.inf)
+    hw.command("a", Motor.set_velocity, sign * 1.0)
+    hw.command("b", Motor.set_position, sign * 1.0)
+    hw.command("c", Motor.set_available_torque, 0.0)
+    hw.cycle()
+    assert bus.get(1, emu.GOAL_SPEED, 2) == sign * 652  # 1 rad/s in 2 pi / 4096 ticks
+    assert [bus.get(i, emu.GOAL_TIME, 2) for i in (1, 2, 3)] == [0, 0, 0]
+    hw.command("a", Motor.set_available_torque, 0.0)
+    hw.cycle()
+    assert (bus.get(1, emu.TORQUE_ENABLE, 1), bus.get(1, emu.OPERATING_MODE, 1)) == (0, 1)
+    assert (bus.get(1, emu.GOAL_SPEED, 2), bus.get(1, emu.GOAL_TIME, 2)) == (0, 0)
