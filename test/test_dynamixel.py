@@ -642,3 +642,29 @@ def test_two_servos_faulting_at_once_are_both_said_in_one_error(bus, hw, caplog)
     assert hw.state is LifecycleState.UNCONFIGURED
     assert ("read: motor 'a' (id 1): hardware error: overload; motor 'c' (id 3): hardware "
             "error: overheating; commands halted") in caplog.text
+
+
+def test_an_error_number_in_the_sync_reads_replies_is_not_the_alert(bus, hw):
+    """Protocol 2.0's Error field: bit 7 is the alert (a Hardware Error Status set), bits
+    0-6 an instruction's error number (1 Result Fail ...). Result Fail in the cycle's
+    three replies: no alert, no Hardware Error Status read, the bus stays up."""
+    reads = bus.counts().get("0x02", 0)  # READ: what an alert would add
+    bus.error_number(1, 3)
+    hw.cycle()
+    assert hw.active, hw.component.reason
+    assert all(hw.flags(m) == StateFlags.READY | StateFlags.ENABLED for m in "abc")
+    assert bus.counts().get("0x02", 0) == reads
+
+
+def test_a_hardware_error_status_read_lost_after_a_good_sync_read_is_said_as_that_read(
+        bus, hw):
+    """Servo 2 alerts in a good sync read; its Hardware Error Status read is then lost
+    on both tries (the next 2 status packets after the sync read's 3 corrupt): the bus
+    fails naming that read, not the sync read."""
+    bus.hardware_error(2, 0x20)
+    bus.corrupt(2, after=3)
+    hw.cycle()
+    assert hw.state is LifecycleState.UNCONFIGURED
+    assert hw.component.reason == ("motor 'b' (id 2): read Hardware Error Status: "
+                                   "[TxRxResult] Incorrect status packet!")
+    assert hw.flags("b") & StateFlags.COMMUNICATION_FAILURE

@@ -235,6 +235,7 @@ class Bus(emulator.EmulatedBus):
     def __init__(self, ids: list[int], fields: dict[str, Any] | None = None) -> None:
         super().__init__(ids)
         self.servos = {i: Servo(i) for i in ids}
+        self.error_number, self.error_numbers = 0, 0  # the parent's error_number
         self._last = time.monotonic()
         self._moved = 0.0  # without a profile: how long the servos have moved, s
         #: with a servo profile (``--servo``): the motors are servo_sim's model
@@ -310,6 +311,9 @@ class Bus(emulator.EmulatedBus):
         servo = self.servos[dxl_id]
         if servo.get(HARDWARE_ERROR_STATUS, 1):
             error |= ALERT
+        if self.error_numbers:  # the parent's error_number: an instruction's result
+            self.error_numbers -= 1
+            error |= self.error_number
         return self.garbled(status(dxl_id, error, params))
 
     def handle(self, dxl_id: int, instruction: int, params: bytes) -> bytes:
@@ -396,7 +400,10 @@ class Bus(emulator.EmulatedBus):
             out += self.handle(dxl_id, body[0], body[1:])
 
     def device_control(self, kind: str, args: list) -> Any:
-        """hardware_error (see :class:`EmulatorProcess`)."""
+        """hardware_error, error_number (see :class:`EmulatorProcess`)."""
+        if kind == "error_number":
+            self.error_number, self.error_numbers = args
+            return None
         if kind == "hardware_error":
             dxl_id, bits = args
             self.servos[dxl_id].put(HARDWARE_ERROR_STATUS, 1, bits)
@@ -425,6 +432,11 @@ class EmulatorProcess(emulator.EmulatorProcess):
     def hardware_error(self, dxl_id: int, bits: int) -> None:
         """Set Hardware Error Status (e.g. 0x20 overload): alert bit, torque off."""
         self._ask("hardware_error", dxl_id, bits)
+
+    def error_number(self, number: int, n: int = 1) -> None:
+        """The next ``n`` status packets carry the error number ``number`` in their
+        Error field's bits 0-6 (Protocol 2.0: 1 Result Fail ... 7 Access Error)."""
+        self._ask("error_number", number, n)
 
 
 def main(argv: list[str] | None = None) -> int:

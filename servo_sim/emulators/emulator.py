@@ -45,7 +45,8 @@ class EmulatedBus:
     def __init__(self, ids: Iterable[int]) -> None:
         self.ids = list(ids)
         self.silent: set[int] = set()  # ids that do not answer
-        self.corrupt = 0  # the next N status packets get a wrong checksum
+        self.corrupt = 0  # the next N status packets get a wrong checksum ...
+        self.corrupt_after = 0  # ... once this many more have gone out intact
         self.counts: Counter[str] = Counter()
         self.frozen = False  # the motors inside stand still (present values held)
 
@@ -76,6 +77,9 @@ class EmulatedBus:
         """A status packet as it goes out: its last (checksum) byte wrong while the
         parent's ``corrupt`` lasts."""
         if self.corrupt:
+            if self.corrupt_after:
+                self.corrupt_after -= 1
+                return out
             self.corrupt -= 1
             return out[:-1] + bytes((out[-1] ^ 0xFF,))
         return out
@@ -94,7 +98,7 @@ class EmulatedBus:
         if kind == "silence":
             self.silent = set(args[0]) if args[0] is not None else set(self.ids)
         elif kind == "corrupt":
-            self.corrupt = args[0]
+            self.corrupt, self.corrupt_after = args
         elif kind == "freeze":
             self.catch_up()
             self.frozen = bool(args[0])
@@ -427,9 +431,10 @@ class EmulatorProcess:
         """Those servos (all if None) stop answering; ``silence([])`` ends it."""
         self._ask("silence", ids)
 
-    def corrupt(self, n: int = 1) -> None:
-        """The next ``n`` status packets carry a wrong checksum."""
-        self._ask("corrupt", n)
+    def corrupt(self, n: int = 1, after: int = 0) -> None:
+        """The next ``n`` status packets carry a wrong checksum (once ``after`` more have
+        gone out intact: a fault that reaches one instruction of a cycle)."""
+        self._ask("corrupt", n, after)
 
     def freeze(self, frozen: bool = True) -> None:
         """Stop (or restart) the motors inside: present values stay as set."""
