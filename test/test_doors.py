@@ -289,15 +289,25 @@ def test_robot_raconteur_door_answers_as_the_hardware_system(hardware, tmp_path)
                     wire_name, mode, field = wires[name]
                     servo.mode = mode
                     wire = getattr(servo, wire_name).Connect()
-                    sent += 1
-                    wire.OutValue = servo_command(node, servo, sent, state.now.seqno, args[0])
-                    until(lambda: getattr(state.now, field)[0] == args[0]
-                          or server.said(f"{wire_name} dropped: "), f"{name} {args}")
-                    wire.Close()
-                    for line in server.err:
-                        if f"{wire_name} dropped: " in line:
+                    # a command whose status_seqno the door finds stale (this client's
+                    # servo_state more than STATUS_WINDOW samples behind: 19 once, three
+                    # CPU hogs) is the door's rule, not the answer walked here: sent
+                    # again with the newest seqno, 10 times at most
+                    for _ in range(10):
+                        sent += 1
+                        wire.OutValue = servo_command(node, servo, sent, state.now.seqno,
+                                                      args[0])
+                        until(lambda: getattr(state.now, field)[0] == args[0]
+                              or server.said(f"{wire_name} dropped: "), f"{name} {args}")
+                        dropped = [line for line in server.err
+                                   if f"{wire_name} dropped: " in line]
+                        for line in dropped:
                             server.err.remove(line)
-                            return True, line.split(" dropped: ", 1)[1].strip()
+                        if not dropped or not dropped[-1].rstrip().endswith("(stale)"):
+                            break
+                    wire.Close()
+                    if dropped:
+                        return True, dropped[-1].split(" dropped: ", 1)[1].strip()
                 elif name == "halt":
                     servo.halt()
                 elif name in ("enable", "disable"):
