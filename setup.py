@@ -33,14 +33,15 @@ setup(
         # the Robot Raconteur door (servo-sim-rr)
         "rr": ["robotraconteur>=1.2.9,<1.3", "robotraconteurcompanion>=0.4,<0.5"],
         # MuJoCo as the motors' body (physics: mujoco); the engine without its viewer,
-        # tested with 4.0.0
-        "mujoco": ["mujoco-core>=4.0,<4.1"],
+        # tested with 4.0.0; numba compiles the servo law for it (tested with 0.68.1)
+        "mujoco": ["mujoco-core>=4.0,<4.1", "numba>=0.68,<0.69"],
         # pytest < 9: ROS 2 Jazzy's launch_testing plugin uses the py.path hook arguments
         # that pytest 9 removed; lark: launch's parser, for the ROS tests when ROS is sourced
         "test": ["pytest>=7,<9", "hypothesis>=6.80", "ruff>=0.5", "matplotlib>=3.6",
                  "rosbags>=0.9", "lark>=1.1", "PyQt5>=5.15", "pyqtgraph>=0.13",
                  "pytest-qt>=4.2", "robotraconteur>=1.2.9,<1.3",
-                 "robotraconteurcompanion>=0.4,<0.5", "mujoco-core>=4.0,<4.1"],
+                 "robotraconteurcompanion>=0.4,<0.5", "mujoco-core>=4.0,<4.1",
+                 "numba>=0.68,<0.69"],
     },
     entry_points={"console_scripts": [
         "servo-sim = servo_sim.cli:main",

@@ -68,18 +68,13 @@ LAWS: dict[str, tuple[float, tuple[float, float, float]]] = {
 _NO_ACTUATOR = ActuatorConfig()
 
 
-def _within(values: np.ndarray, limit: np.ndarray) -> np.ndarray:
-    """``values`` clipped to +-``limit``, in place."""
-    np.minimum(values, limit, out=values)
-    return np.maximum(values, -limit, out=values)
-
-
 def _column(actuators: Sequence[ActuatorConfig], get) -> np.ndarray:
     return np.array([get(a) for a in actuators], dtype=float)
 
 
 class Actuators:
-    """The actuator parameters and state of a bank's motors, and their parts of the step."""
+    """The actuator parameters and state of a bank's motors; their part of the step is
+    ``law.servo_step``, which takes these arrays (``step_arguments``)."""
 
     def __init__(self, motors: Sequence[MotorConfig], dt: float) -> None:
         acts = [m.actuator or _NO_ACTUATOR for m in motors]
@@ -112,12 +107,15 @@ class Actuators:
         self.any_load_dependent = any(a.load_dependent for a in acts)
         self.any_friction = bool(self.friction.any()) or self.any_load_dependent
         if self.any_load_dependent:  # Rhoban/bam's M5 friction budget
-            self.load_friction = np.array([[a.load_friction_external, a.load_friction_motor,
-                                            a.load_friction_external_stribeck,
-                                            a.load_friction_motor_stribeck,
-                                            a.friction_stribeck] for a in acts]).T
+            self.load_friction = np.ascontiguousarray(np.array(
+                [[a.load_friction_external, a.load_friction_motor,
+                  a.load_friction_external_stribeck, a.load_friction_motor_stribeck,
+                  a.friction_stribeck] for a in acts]).T)
             self.stribeck_velocity = col(lambda a: a.stribeck_velocity or 1.0)
             self.stribeck_alpha = col(lambda a: a.stribeck_alpha or 1.0)
+        else:  # read by the step only where some motor has it (law.py): any array
+            self.load_friction = np.zeros((5, len(acts)))
+            self.stribeck_velocity = self.stribeck_alpha = np.ones(len(acts))
         self.firmware = col(lambda a: a.control != "webots").astype(bool)
         self.any_firmware = bool(self.firmware.any())
         # a firmware's goal register holds whole ticks
@@ -146,6 +144,8 @@ class Actuators:
         self.starting = np.zeros(len(acts), dtype=bool)
         self.any_starting = False
         self.cap = self.neg_cap = np.zeros(len(acts))
+        self.refresh(np.zeros(len(acts), dtype=bool), np.zeros(len(acts), dtype=bool),
+                     np.zeros(len(acts)), np.full(len(acts), -1.0))
 
     @property
     def encoder_resolution(self) -> np.ndarray:
@@ -177,124 +177,28 @@ class Actuators:
         self.following = following
         self.any_following = bool(self.following.any())
         self.all_following = bool(self.following.all())
+        #: law.servo_step's actuator arguments (the state arrays change in place)
+        self.arguments = self.step_arguments()
 
-    def whole_ticks(self, x: np.ndarray, which: np.ndarray, every: bool) -> np.ndarray:
-        """``x`` rounded to whole encoder ticks for the motors ``which`` (all: ``every``)."""
-        whole = x / self.safe_tick
-        np.rint(whole, out=whole)  # np.round's own (decimals 0), without its wrapper
-        whole *= self.safe_tick
-        return whole if every else np.where(which, whole, x)
-
-    def seen(self, x: np.ndarray) -> np.ndarray:
-        """The position as the controller sees it (whole encoder ticks)."""
-        if not self.any_encoder:
-            return x
-        return self.whole_ticks(x, self.encoder, self.all_encoder)
-
-    def apply_deadband(self, error: np.ndarray) -> None:
-        """Errors within the deadband drive nothing (in place)."""
-        if self.any_deadband:
-            np.copyto(error, 0.0, where=np.abs(error) <= self.deadband_edge)
-
-    def reference(self, target: np.ndarray, x: np.ndarray, v: np.ndarray, speed: np.ndarray
-                  ) -> np.ndarray:
-        """The firmware's profile: the set-point one step on towards ``target`` (in whole
-        ticks, as the goal register holds it) within the speed limit and the acceleration
-        (``refresh``'s), for the motors following it; the others' set-points rest on the
-        present state (a new goal starts from it)."""
-        dt = self.dt
-        if self.any_goal_ticks:
-            target = self.whole_ticks(target, self.goal_ticks, self.all_goal_ticks)
-        following = self.following
-        every = self.all_following  # then no motor's set-point rests on its state
-        s = self.setpoint if every else np.where(following, self.setpoint, x)
-        w = self.setpoint_velocity.copy() if every else np.where(
-            following, self.setpoint_velocity, v)
-        if self.any_starting:  # a new goal: the profile from where the motor is now
-            s = np.where(self.starting, x, s)
-            w = np.where(self.starting, v, w)
-            self.starting = np.zeros_like(self.starting)
-            self.any_starting = False
-        step = self.profile_step
-        d = target - s
-        # the fastest speed from which steps of ``step`` less each still stop on the
-        # target (the discrete trapezoid: its ramps are exact to the step):
-        # step * (sqrt(1/4 + z) - 1/2) with z = 2|d| / (step * dt), written without the
-        # cancellation of an unlimited acceleration (z -> 0)
-        distance = np.abs(d)
-        distance *= 2.0
-        root = distance / self.profile_step_dt
-        root += 0.25
-        np.sqrt(root, out=root)
-        root += 0.5
-        root *= dt
-        stopping = distance / root
-        np.minimum(stopping, speed, out=stopping)
-        stopping *= np.sign(d)
-        stopping -= w  # the change the profile wants, within one step's
-        np.minimum(stopping, step, out=stopping)
-        np.maximum(stopping, self.neg_profile_step, out=stopping)
-        w += stopping
-        s_new = w * dt
-        s_new += s
-        arrived = target - s_new
-        arrived *= d
-        arrived = arrived <= 0.0
-        np.copyto(s_new, target, where=arrived)
-        np.copyto(w, 0.0, where=arrived)
-        if every:
-            self.setpoint, self.setpoint_velocity = s_new, w
-            return s_new
-        self.setpoint = np.where(following, s_new, x)
-        self.setpoint_velocity = np.where(following, w, v)
-        return np.where(following, self.setpoint, target)
-
-    def duty(self, error: np.ndarray, integral: np.ndarray, rate: np.ndarray) -> np.ndarray:
-        """The firmware's PWM duty in [-1, 1] from the error (rad), its integral (rad*s)
-        and its rate (rad/s); 0 for the other motors."""
+    def step_arguments(self, present: bool = True) -> tuple:
+        """The actuator arguments of ``law.servo_step``, in its order (``present``
+        False: the bank has no actuators, and these arrays are only placeholders)."""
+        k_ext, k_motor, k_ext_s, k_motor_s, base_s = self.load_friction
         kp, ki, kd = self.gains
-        u = kp * error
-        u += ki * integral
-        u += kd * rate
-        np.minimum(u, 1.0, out=u)
-        return np.maximum(u, -1.0, out=u)
-
-    def force(self, wanted: np.ndarray, v_cmd: np.ndarray, duty: np.ndarray | None,
-              p: np.ndarray, mass: np.ndarray, limit: np.ndarray) -> np.ndarray:
-        """The motor force of the step: Webots' ``wanted`` force (the one that reaches the
-        commanded velocity ``v_cmd``; the firmware's ``duty`` instead where given), within
-        the envelope at the new speed and +-``limit`` (with an envelope: ``refresh``'s).
-        ``p`` and ``mass`` are the step's (see ``bank.py``: the new speed is ``(p + force) /
-        mass``)."""
-        # the duty's force everywhere
-        every = duty is not None and self.all_following and self.any_envelope
-        force = wanted
-        if self.any_friction and not every:  # Webots' law reaches its velocity through
-            force = force + np.sign(v_cmd) * self.friction  # the friction too
-        if self.any_envelope:
-            slope_p = self.active_slope * p
-            denominator = mass + self.active_slope
-            full = self.active_drive * mass
-            high_line = full - slope_p  # full drive ahead
-            high_line /= denominator
-            low_line = -full  # full drive back
-            low_line -= slope_p
-            low_line /= denominator
-            if duty is not None:
-                voltage = duty * self.firmware_drive
-                voltage *= mass
-                voltage -= slope_p
-                voltage /= denominator
-                force = voltage if every else np.where(self.following, voltage, force)
-            # the stall current (and max_torque) both ways, where the lines allow it: a
-            # motor driven beyond its free speed brakes with its full-drive line anyway
-            high = np.maximum(self.cap, low_line)
-            np.minimum(high, high_line, out=high)
-            low = np.maximum(self.neg_cap, low_line)
-            np.minimum(low, high_line, out=low)
-            force = np.maximum(force, low)
-            return np.minimum(force, high, out=force)
-        return _within(force.copy(), limit)
+        return (present,
+                self.any_firmware, self.any_goal_ticks, self.goal_ticks,
+                self.all_goal_ticks, self.safe_tick, self.following,
+                self.any_following, self.all_following, self.setpoint,
+                self.setpoint_velocity, self.any_starting, self.starting,
+                self.profile_step, self.neg_profile_step, self.profile_step_dt,
+                self.any_encoder, self.encoder, self.all_encoder,
+                self.any_deadband, self.deadband_edge, kp, ki, kd,
+                self.any_friction, self.friction,
+                self.any_envelope, self.active_slope, self.active_drive,
+                self.firmware_drive, self.cap, self.neg_cap, self.safe_slope,
+                self.any_backlash, self.half_gap, self.neg_half_gap, self.gap,
+                self.any_load_dependent, k_ext, k_motor, k_ext_s, k_motor_s, base_s,
+                self.stribeck_velocity, self.stribeck_alpha)
 
     def force_at_rest(self, wanted: np.ndarray, duty: np.ndarray | None,
                       limit: np.ndarray) -> np.ndarray:
@@ -304,56 +208,3 @@ class Actuators:
         if duty is not None:
             wanted = np.where(self.following, duty * self.firmware_drive, wanted)
         return np.clip(wanted, -cap, cap)
-
-    def gear_speed(self, v_cmd: np.ndarray, duty: np.ndarray | None) -> np.ndarray:
-        """How fast the (massless) gear side turns when nothing holds it."""
-        if duty is None:
-            return v_cmd
-        free = duty * self.firmware_drive
-        free /= self.safe_slope
-        return free if self.all_following else np.where(self.following, free, v_cmd)
-
-    def backlash(self, force: np.ndarray, p: np.ndarray, mass: np.ndarray,
-                 v_cmd: np.ndarray, duty: np.ndarray | None,
-                 active: np.ndarray) -> np.ndarray:
-        """The force that reaches the output: none while the gear crosses the gap."""
-        if not self.any_backlash:
-            return force
-        half = self.half_gap
-        gap = self.gear_speed(v_cmd, duty) - p / mass
-        gap *= self.dt
-        gap += self.gap
-        open_ = np.abs(gap) < half
-        open_ &= active
-        closed = np.maximum(gap, self.neg_half_gap)
-        np.minimum(closed, half, out=closed)
-        self.gap = np.where(open_, gap, closed)
-        return np.where(open_, 0.0, force)
-
-    def friction_budget(self, speed: np.ndarray, external: np.ndarray,
-                        motor: np.ndarray) -> np.ndarray:
-        """The most torque the gear's friction can hold, N*m: Coulomb's, plus where the
-        profile gives them the load-dependent and Stribeck terms (the module's formula) at
-        the ``speed`` the step starts from, the ``external`` load's torque and the
-        ``motor``'s, each as it acts on the joint."""
-        if not self.any_load_dependent:
-            return self.friction
-        k_ext, k_motor, k_ext_s, k_motor_s, base_s = self.load_friction
-        near_rest = np.abs(speed) / self.stribeck_velocity
-        near_rest **= self.stribeck_alpha
-        np.exp(-near_rest, out=near_rest)
-        budget = np.abs(external * k_ext - motor * k_motor)
-        budget += near_rest * (base_s + np.abs(external * k_ext_s - motor * k_motor_s))
-        budget += self.friction
-        return budget
-
-    def velocity(self, impulse: np.ndarray, mass: np.ndarray,
-                 friction: np.ndarray | None = None) -> np.ndarray:
-        """The new velocity from the step's total ``impulse`` (p + force), after the
-        gear's friction (``friction``, N*m; Coulomb's if not given): stuck where the
-        impulse is within it."""
-        if not self.any_friction:
-            return impulse / mass
-        c = self.friction if friction is None else friction
-        moving = np.abs(impulse) > c
-        return np.where(moving, (impulse - np.sign(impulse) * c) / mass, 0.0)

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from . import law
 from .actuator import Actuators
 from .body import Body, JointBodies
 from .config import MotorConfig, SimulationConfig
@@ -62,6 +63,8 @@ class MotorBank:
         integrates the joints (``body.py``; default: each joint on its own)."""
         #: every command and step holds this lock (commands may come from any thread)
         self.lock = threading.RLock()
+        #: the step's law: numpy's runner, or (use_compiled_law) the compiled one
+        self._law = law.run
         self._make_supervisor = supervisor
         self._initial_state(config, body)
 
@@ -121,7 +124,7 @@ class MotorBank:
         self.previous_error = np.zeros(self.n)
         self.command_velocity = np.zeros(self.n)  # v_cmd of the last step (Webots' Vp)
         if self.actuators is not None:
-            self.actuators.setpoint = self.position.copy()
+            np.copyto(self.actuators.setpoint, self.position)
 
         # sensors
         self.rng = np.random.default_rng(config.seed)
@@ -212,15 +215,16 @@ class MotorBank:
         self.position_resolution = column(lambda m: m.position_sensor.resolution)
         previous = self.actuators
         self.actuators = None
+        if not hasattr(self, "_no_actuators"):  # law.servo_step's actuator placeholders
+            self._no_actuators = Actuators(motors[:1], self.dt).step_arguments(False)
         if any(m.actuator is not None for m in motors):
             self.actuators = Actuators(motors, self.dt)
             # an encoder quantises the sensor too, unless the sensor has its own resolution
             np.copyto(self.position_resolution, self.actuators.encoder_resolution,
                       where=self.position_resolution == -1.0)
             if previous is not None:  # a parameter change keeps the actuators' state
-                self.actuators.gap = previous.gap
-                self.actuators.setpoint = previous.setpoint
-                self.actuators.setpoint_velocity = previous.setpoint_velocity
+                for state in ("gap", "setpoint", "setpoint_velocity"):
+                    np.copyto(getattr(self.actuators, state), getattr(previous, state))
         self.command_timeout_ms = column(lambda m: m.command_timeout * 1000.0)
         self.any_watchdog = bool(self.command_timeout_ms.any())
 
@@ -330,6 +334,20 @@ class MotorBank:
             self.actuators.refresh(self._active, self._pid_gain > 0.0, self._force_limit,
                                    self.acceleration)
 
+    def use_compiled_law(self) -> bool:
+        """Step with the law compiled by numba (``law.compiled``) from now on, where numba
+        is installed; whether it is."""
+        compiled = law.compiled()
+        if compiled is None:
+            return False
+        # compiled now, on copies (the first step would otherwise wait for it)
+        arguments = [a.copy() if isinstance(a, np.ndarray) else a
+                     for a in self._law_arguments(np.zeros(self.n), np.ones(self.n),
+                                                  np.zeros(self.n))]
+        compiled(*arguments)
+        self._law = compiled
+        return True
+
     # ------------------------------------------------------------------ stepping
 
     def step(self) -> None:
@@ -392,83 +410,42 @@ class MotorBank:
             self._initial_state(self.config, self.body)
 
     def _step_dynamic(self) -> None:
+        """The body's momentum and mass -> the actuators' law (``law.servo_step``) ->
+        the body integrates the velocity each joint reaches."""
         dt = self.dt
-        x = self.position
-        act = self.actuators
-        # PID -> desired velocity; only powered, position-controlled motors (gain 1)
-        # integrate and remember their error, the others keep theirs (Webots)
-        if act is None:
-            error = self.pid_target - x
-        else:  # the controller sees encoder ticks; a firmware follows its profile
-            reference = self.pid_target
-            if act.any_firmware:
-                reference = act.reference(self.pid_target, x, self.velocity, self.speed_limit)
-            error = reference - act.seen(x)
-            act.apply_deadband(error)
-        error *= self._pid_gain
-        integral = self.error_integral
-        integral += error * dt
-        previous = self.previous_error
-        duty = None
-        change = error - previous
-        if act is not None and act.any_following:
-            duty = act.duty(error, integral, change / dt)
-        u = self.control_p * error
-        u += self.control_i * integral
-        change *= self._d_over_dt
-        u += change
-        previous *= self._not_pid_gain
-        previous += error
-        if self._any_feedforward:  # trapezoidal moves: the profile's velocity
-            u += self.feedforward
-        # saturate at the speed limit; fmin/fmax also map an undefined output (inf - inf
-        # from absurd gains) to the limit, so the state stays finite
-        speed = self.speed_limit
-        v_des = np.fmin(u, speed, out=u)
-        np.fmax(v_des, -speed, out=v_des)
-        v_des *= self._position_gain
-        v_des += self.velocity_setpoint  # velocity control: the signed set-point
-        if self._any_acceleration_limit:
-            step = self._acceleration_step
-            previous_command = self.command_velocity
-            ramped = v_des - previous_command
-            np.minimum(ramped, step, out=ramped)
-            np.maximum(ramped, -step, out=ramped)
-            ramped += previous_command
-            v_des = np.where(self._acceleration_limited, ramped, v_des)
-        v_cmd = v_des
-        v_cmd *= self._active_gain  # off motors hold zero velocity (friction only)
-        self.command_velocity = v_cmd
-
-        # the joint: motor constraint, implicit spring/damper, loads (the body's)
         body = self.body
         p, mass = body.momentum(self)
-        limit = self._force_limit
-        force = v_cmd * mass
-        force -= p
-        if act is None:
-            np.minimum(force, limit, out=force)
-            np.maximum(force, -limit, out=force)
-            v_new = p
-            v_new += force
-            v_new /= mass
-        else:  # envelope, firmware drive, backlash, friction
-            wanted = force
-            force = act.force(wanted, v_cmd, duty, p, mass, limit)
-            force = act.backlash(force, p, mass, v_cmd, duty, self._active)
-            friction = None
-            if act.any_load_dependent:
-                friction = self._friction_budget(act, p, force)
-            v_new = act.velocity(p + force, mass, friction)
+        act = self.actuators
+        v_new, force, wanted, duty, v_cmd, has_duty = self._law(
+            *self._law_arguments(p, mass, body.inertia_dt))
+        if act is not None:
+            act.any_starting = False  # the step started their profiles
+        self.command_velocity = v_cmd
         x_new, v_new, stopped = body.advance(self, v_new)
         if stopped is not None and act is not None and act.any_envelope and stopped.any():
-            force = np.where(stopped, act.force_at_rest(wanted, duty, limit), force)
+            force = np.where(stopped, act.force_at_rest(
+                wanted, duty if has_duty else None, self._force_limit), force)
         self.position = x_new
         self.previous_velocity, self.velocity = self.velocity, v_new
         self.period = dt
         force *= self._active_gain  # friction of an off motor is not motor force
         self.motor_force = force
         self.energy += np.abs(force) * self._energy_per_force
+
+    def _law_arguments(self, p: np.ndarray, mass: np.ndarray, inertia_dt: np.ndarray
+                       ) -> tuple:
+        """``law.servo_step``'s arguments: the body's ``p``, ``mass`` and ``inertia_dt``,
+        the bank's arrays, the actuators'."""
+        act = self.actuators
+        return (self.dt, self.position, self.velocity, p, mass, inertia_dt,
+                self.pid_target, self.speed_limit, self._pid_gain, self._not_pid_gain,
+                self._position_gain, self._active_gain, self._active, self.error_integral,
+                self.previous_error, self.control_p, self.control_i, self._d_over_dt,
+                self._any_feedforward, self.feedforward, self.velocity_setpoint,
+                self._any_acceleration_limit, self._acceleration_limited,
+                self._acceleration_step, self.command_velocity, self._force_limit,
+                self._any_force_control, self.applied_force,
+                *(act.arguments if act is not None else self._no_actuators))
 
     def servo_loads(self, p: np.ndarray) -> None:
         """Add the servo's own loads to a step's momentum ``p`` (in place), whatever the
@@ -477,19 +454,6 @@ class MotorBank:
             p += self.applied_force
         if self._any_spring:
             p -= self.spring_constant * self.position
-
-    def _friction_budget(self, act: Actuators, p: np.ndarray,
-                         force: np.ndarray) -> np.ndarray:
-        """The gear's load-dependent friction (``Actuators.friction_budget``): the
-        external load is the step's ``p`` less the inertia's momentum and the motor's own
-        torque (set_torque's, under force control); the motor's torque is the drive's
-        ``force`` of powered motors (an off motor's is its static friction) and set_torque's."""
-        external = p - self.body.inertia_dt * self.velocity
-        motor = force * self._active_gain
-        if self._any_force_control:
-            external -= self.applied_force
-            motor += self.applied_force
-        return act.friction_budget(self.velocity, external, motor)
 
     def _step_kinematic(self) -> None:
         """Webots without physics: velocity ramps, position walks to the target."""

@@ -1,0 +1,459 @@
+"""The actuator half of a dynamic step, written once: :func:`servo_step`.
+
+The bank (``bank.py``) asks the body for each joint's momentum ``p`` and mass over the
+step, then runs the law with its own arrays and its actuators' (``actuator.py``: what
+each part means and where it comes from): PID or firmware law on encoder ticks, dead
+zone, saturation and acceleration limit, the torque-speed envelope, backlash, the
+gear's friction. It gives the velocity each joint reaches and the motor's force, and
+the body integrates the velocity (``body.py``).
+
+:func:`servo_step` is written element by element, in operations that mean the same on
+a numpy array (every motor at once) and on one motor's numbers. Two runners take it:
+
+* :func:`run` (the default): numpy runs it on the bank's arrays, as written;
+* :func:`compiled` (where numba is installed; the ``mujoco`` extra has it): numba
+  compiles it for one motor's numbers and :func:`_each_motor` loops over the motors, in
+  machine code: what a body whose own step is fast (MuJoCo's) needs, where numpy's
+  per-call cost would be most of the step. The tests step both and compare them.
+
+The few operations that differ between an array and a number (in place on an array,
+plain on a number: ``lower``, ``raise_``, ``fmin_``, ``fmax_``, ``rint_``, ``select``)
+are names this module's namespace gives each runner. Both runners update the state
+arrays in place: ``integral``, ``previous`` (the PID's), ``setpoint``,
+``setpoint_velocity``, ``gap`` and ``starting`` (the actuators'). An argument a flag
+turns off is not read.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+#: The step's results: (v_new, force, wanted, duty, v_cmd, has_duty) - see servo_step.
+Result = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]
+
+
+# ---------------------------------------------------------------- the numpy runner's
+
+def select(c: Any, a: Any, b: Any) -> Any:
+    """``a`` where ``c``, else ``b``."""
+    return np.where(c, a, b)
+
+
+def lower(a: np.ndarray, b: Any) -> np.ndarray:
+    """``a`` lowered to ``b`` where above it (in place on an array)."""
+    return np.minimum(a, b, out=a)
+
+
+def raise_(a: np.ndarray, b: Any) -> np.ndarray:
+    """``a`` raised to ``b`` where below it (in place on an array)."""
+    return np.maximum(a, b, out=a)
+
+
+def fmin_(a: np.ndarray, b: Any) -> np.ndarray:
+    """``lower``, a NaN in ``a`` taking ``b`` (numpy's fmin)."""
+    return np.fmin(a, b, a)
+
+
+def fmax_(a: np.ndarray, b: Any) -> np.ndarray:
+    """``raise_``, a NaN in ``a`` taking ``b`` (numpy's fmax)."""
+    return np.fmax(a, b, a)
+
+
+def rint_(a: np.ndarray) -> np.ndarray:
+    """``a`` rounded half to even (np.round's own rounding, without its wrapper)."""
+    return np.rint(a, a)
+
+
+# ---------------------------------------------------------------- the law
+
+def whole_ticks(x: Any, tick: Any, which: Any, every: bool) -> Any:
+    """``x`` rounded to whole encoder ticks of size ``tick`` for the motors ``which``
+    (all: ``every``)."""
+    whole = x / tick
+    whole = rint_(whole)
+    whole *= tick
+    if every:
+        return whole
+    return select(which, whole, x)
+
+
+def servo_step(
+        dt: float, x: np.ndarray, v: np.ndarray, p: np.ndarray, mass: np.ndarray,
+        inertia_dt: np.ndarray,
+        # the bank's commands and what refresh() derives from them
+        pid_target: np.ndarray, speed_limit: np.ndarray, pid_gain: np.ndarray,
+        not_pid_gain: np.ndarray, position_gain: np.ndarray, active_gain: np.ndarray,
+        active: np.ndarray, integral: np.ndarray, previous: np.ndarray,
+        control_p: np.ndarray, control_i: np.ndarray, d_over_dt: np.ndarray,
+        any_feedforward: bool, feedforward: np.ndarray, velocity_setpoint: np.ndarray,
+        any_acceleration_limit: bool, acceleration_limited: np.ndarray,
+        acceleration_step: np.ndarray, command_velocity: np.ndarray,
+        force_limit: np.ndarray, any_force_control: bool, applied_force: np.ndarray,
+        # the actuators (has_actuators False: every motor is Webots' ideal one)
+        has_actuators: bool,
+        any_firmware: bool, any_goal_ticks: bool, goal_ticks: np.ndarray,
+        all_goal_ticks: bool, safe_tick: np.ndarray, following: np.ndarray,
+        any_following: bool, all_following: bool, setpoint: np.ndarray,
+        setpoint_velocity: np.ndarray, any_starting: bool, starting: np.ndarray,
+        profile_step: np.ndarray, neg_profile_step: np.ndarray,
+        profile_step_dt: np.ndarray,
+        any_encoder: bool, encoder: np.ndarray, all_encoder: bool,
+        any_deadband: bool, deadband_edge: np.ndarray,
+        kp: np.ndarray, ki: np.ndarray, kd: np.ndarray,
+        any_friction: bool, friction: np.ndarray,
+        any_envelope: bool, active_slope: np.ndarray, active_drive: np.ndarray,
+        firmware_drive: np.ndarray, cap: np.ndarray, neg_cap: np.ndarray,
+        safe_slope: np.ndarray,
+        any_backlash: bool, half_gap: np.ndarray, neg_half_gap: np.ndarray,
+        gap: np.ndarray,
+        any_load_dependent: bool, k_ext: np.ndarray, k_motor: np.ndarray,
+        k_ext_s: np.ndarray, k_motor_s: np.ndarray, base_s: np.ndarray,
+        stribeck_velocity: np.ndarray, stribeck_alpha: np.ndarray,
+) -> tuple:
+    """One step of the motors' actuators (arrays: every motor; numbers: one motor):
+    ``(v_new, force, wanted, duty, v_cmd, has_duty)``, the velocity each joint reaches
+    (before the body's stops), the motor force (before an off motor's is zeroed),
+    Webots' wanted force and the firmware's duty (for a force at rest, ``force_at_rest``;
+    the duty only where ``has_duty``) and the commanded velocity (the bank's
+    ``command_velocity`` from now on); then the state: ``integral``, ``previous``,
+    ``setpoint``, ``setpoint_velocity``, ``gap``, ``starting``."""
+    # PID -> desired velocity; only powered, position-controlled motors (gain 1)
+    # integrate and remember their error, the others keep theirs (Webots)
+    following_now = has_actuators and any_following
+    if not has_actuators:
+        error = pid_target - x
+    else:  # the controller sees encoder ticks; a firmware follows its profile
+        reference = pid_target
+        if any_firmware:
+            reference, setpoint, setpoint_velocity, starting = _reference(
+                dt, pid_target, x, v, speed_limit, any_goal_ticks, goal_ticks,
+                all_goal_ticks, safe_tick, following, all_following, setpoint,
+                setpoint_velocity, any_starting, starting, profile_step,
+                neg_profile_step, profile_step_dt)
+        seen = x
+        if any_encoder:
+            seen = whole_ticks(x, safe_tick, encoder, all_encoder)
+        error = reference - seen
+        if any_deadband:  # errors within the deadband drive nothing
+            error = select(np.abs(error) <= deadband_edge, 0.0, error)
+    error *= pid_gain
+    integral += error * dt
+    change = error - previous
+    duty = error  # read only where has_duty
+    if following_now:  # the firmware's PWM duty in [-1, 1]
+        duty = kp * error
+        duty += ki * integral
+        duty += kd * (change / dt)
+        duty = lower(duty, 1.0)
+        duty = raise_(duty, -1.0)
+    u = control_p * error
+    u += control_i * integral
+    change *= d_over_dt
+    u += change
+    previous *= not_pid_gain
+    previous += error
+    if any_feedforward:  # trapezoidal moves: the profile's velocity
+        u += feedforward
+    # saturate at the speed limit; fmin/fmax also map an undefined output (inf - inf
+    # from absurd gains) to the limit, so the state stays finite
+    v_des = fmin_(u, speed_limit)
+    v_des = fmax_(v_des, -speed_limit)
+    v_des *= position_gain
+    v_des += velocity_setpoint  # velocity control: the signed set-point
+    if any_acceleration_limit:
+        ramped = v_des - command_velocity
+        ramped = lower(ramped, acceleration_step)
+        ramped = raise_(ramped, -acceleration_step)
+        ramped += command_velocity
+        v_des = select(acceleration_limited, ramped, v_des)
+    v_cmd = v_des
+    v_cmd *= active_gain  # off motors hold zero velocity (friction only)
+
+    # the joint: the motor between the body's p and mass
+    force = v_cmd * mass
+    force -= p
+    wanted = force
+    if not has_actuators:
+        force = np.minimum(force, force_limit)
+        force = raise_(force, -force_limit)
+        v_new = p + force
+        v_new /= mass
+        return (v_new, force, wanted, duty, v_cmd, following_now,
+                integral, previous, setpoint, setpoint_velocity, gap, starting)
+    # envelope, firmware drive, backlash, friction
+    force = _drive(wanted, v_cmd, duty, following_now, p, mass, force_limit, following,
+                   all_following, any_friction, friction, any_envelope, active_slope,
+                   active_drive, firmware_drive, cap, neg_cap)
+    if any_backlash:  # the force that reaches the output: none while the gear crosses
+        free = v_cmd  # how fast the (massless) gear side turns when nothing holds it
+        if following_now:
+            free = duty * firmware_drive
+            free /= safe_slope
+            if not all_following:
+                free = select(following, free, v_cmd)
+        crossing = free - p / mass
+        crossing *= dt
+        crossing += gap
+        open_ = np.abs(crossing) < half_gap
+        open_ &= active
+        closed = np.maximum(crossing, neg_half_gap)
+        closed = lower(closed, half_gap)
+        gap = select(open_, crossing, closed)
+        force = select(open_, 0.0, force)
+    impulse = p + force
+    if not any_friction:
+        return (impulse / mass, force, wanted, duty, v_cmd, following_now,
+                integral, previous, setpoint, setpoint_velocity, gap, starting)
+    budget = friction
+    if any_load_dependent:
+        # the gear's load-dependent friction (Rhoban/bam's M5, actuator.py): the external
+        # load is the step's p less the inertia's momentum and the motor's own torque
+        # (set_torque's, under force control); the motor's torque is the drive's force
+        # of powered motors (an off motor's is its static friction) and set_torque's
+        external = p - inertia_dt * v
+        motor = force * active_gain
+        if any_force_control:
+            external -= applied_force
+            motor += applied_force
+        near_rest = np.abs(v) / stribeck_velocity
+        near_rest **= stribeck_alpha
+        near_rest = np.exp(-near_rest)
+        budget = np.abs(external * k_ext - motor * k_motor)
+        budget += near_rest * (base_s + np.abs(external * k_ext_s - motor * k_motor_s))
+        budget += friction
+    # stuck where the impulse is within the friction
+    moving = np.abs(impulse) > budget
+    v_new = select(moving, (impulse - np.sign(impulse) * budget) / mass, 0.0)
+    return (v_new, force, wanted, duty, v_cmd, following_now,
+            integral, previous, setpoint, setpoint_velocity, gap, starting)
+
+
+def _reference(dt: float, target: Any, x: Any, v: Any, speed: Any, any_goal_ticks: bool,
+               goal_ticks: Any, all_goal_ticks: bool, safe_tick: Any, following: Any,
+               every: bool, setpoint: Any, setpoint_velocity: Any, any_starting: bool,
+               starting: Any, step: Any, neg_step: Any, step_dt: Any) -> tuple:
+    """The firmware's profile: the set-point one step on towards ``target`` (in whole
+    ticks, as the goal register holds it) within the speed limit and the acceleration,
+    for the motors ``following`` it (all: ``every``); the others' set-points rest on
+    the present state (a new goal starts from it). ``(reference, setpoint,
+    setpoint_velocity, starting)``: the position the PID compares with, the new state."""
+    if any_goal_ticks:
+        target = whole_ticks(target, safe_tick, goal_ticks, all_goal_ticks)
+    s = setpoint
+    w = setpoint_velocity
+    if not every:  # the others rest on their state
+        s = select(following, s, x)
+        w = select(following, w, v)
+    if any_starting:  # a new goal: the profile from where the motor is now
+        s = select(starting, x, s)
+        w = select(starting, v, w)
+        starting = starting & False
+    d = target - s
+    # the fastest speed from which steps of ``step`` less each still stop on the
+    # target (the discrete trapezoid: its ramps are exact to the step):
+    # step * (sqrt(1/4 + z) - 1/2) with z = 2|d| / (step * dt), written without the
+    # cancellation of an unlimited acceleration (z -> 0)
+    distance = np.abs(d)
+    distance *= 2.0
+    root = distance / step_dt
+    root += 0.25
+    root = np.sqrt(root)
+    root += 0.5
+    root *= dt
+    stopping = distance / root
+    stopping = lower(stopping, speed)
+    stopping *= np.sign(d)
+    stopping -= w  # the change the profile wants, within one step's
+    stopping = lower(stopping, step)
+    stopping = raise_(stopping, neg_step)
+    w = w + stopping
+    s_new = w * dt
+    s_new += s
+    arrived = target - s_new
+    arrived *= d
+    done = arrived <= 0.0
+    s_new = select(done, target, s_new)
+    w = select(done, 0.0, w)
+    if every:
+        return s_new, s_new, w, starting
+    s_new = select(following, s_new, x)
+    return (select(following, s_new, target), s_new, select(following, w, v), starting)
+
+
+def _drive(wanted: Any, v_cmd: Any, duty: Any, has_duty: bool, p: Any, mass: Any,
+           limit: Any, following: Any, all_following: bool, any_friction: bool,
+           friction: Any, any_envelope: bool, active_slope: Any, active_drive: Any,
+           firmware_drive: Any, cap: Any, neg_cap: Any) -> Any:
+    """The motor force of the step: Webots' ``wanted`` force (the one that reaches the
+    commanded velocity ``v_cmd``; the firmware's ``duty`` instead where given), within
+    the envelope at the new speed and +-``limit`` (with an envelope: the stall current
+    and max_torque, ``cap``). The new speed is ``(p + force) / mass``."""
+    every = has_duty and all_following and any_envelope  # the duty's force everywhere
+    force = wanted
+    if any_friction and not every:  # Webots' law reaches its velocity through
+        force = force + np.sign(v_cmd) * friction  # the friction too
+    if not any_envelope:
+        force = np.minimum(force, limit)
+        return raise_(force, -limit)
+    slope_p = active_slope * p
+    denominator = mass + active_slope
+    full = active_drive * mass
+    high_line = full - slope_p  # full drive ahead
+    high_line /= denominator
+    low_line = -full  # full drive back
+    low_line -= slope_p
+    low_line /= denominator
+    if has_duty:
+        voltage = duty * firmware_drive
+        voltage *= mass
+        voltage -= slope_p
+        voltage /= denominator
+        force = voltage if every else select(following, voltage, force)
+    # the stall current (and max_torque) both ways, where the lines allow it: a motor
+    # driven beyond its free speed brakes with its full-drive line anyway
+    high = np.maximum(cap, low_line)
+    high = lower(high, high_line)
+    low = np.maximum(neg_cap, low_line)
+    low = lower(low, high_line)
+    force = np.maximum(force, low)
+    return lower(force, high)
+
+
+def run(*arguments: Any) -> Result:
+    """:func:`servo_step` on the bank's arrays by numpy, the state arrays updated in
+    place (``arguments``: servo_step's)."""
+    result = servo_step(*arguments)
+    for at, name in _STATE:  # those the step made anew
+        if result[at] is not arguments[_ARGUMENT[name]]:
+            np.copyto(arguments[_ARGUMENT[name]], result[at])
+    return result[:6]
+
+
+# ---------------------------------------------------------------- the compiled runner's
+
+def _select_one(c: bool, a: float, b: float) -> float:
+    return a if c else b
+
+
+def _lower_one(a: float, b: float) -> float:
+    return np.minimum(a, b)
+
+
+def _raise_one(a: float, b: float) -> float:
+    return np.maximum(a, b)
+
+
+def _fmin_one(a: float, b: float) -> float:
+    return np.fmin(a, b)
+
+
+def _fmax_one(a: float, b: float) -> float:
+    return np.fmax(a, b)
+
+
+def _rint_one(a: float) -> float:
+    return np.rint(a)
+
+
+def _each_motor(
+        dt, x, v, p, mass, inertia_dt, pid_target, speed_limit, pid_gain, not_pid_gain,
+        position_gain, active_gain, active, integral, previous, control_p, control_i,
+        d_over_dt, any_feedforward, feedforward, velocity_setpoint,
+        any_acceleration_limit, acceleration_limited, acceleration_step,
+        command_velocity, force_limit, any_force_control, applied_force, has_actuators,
+        any_firmware, any_goal_ticks, goal_ticks, all_goal_ticks, safe_tick, following,
+        any_following, all_following, setpoint, setpoint_velocity, any_starting,
+        starting, profile_step, neg_profile_step, profile_step_dt, any_encoder, encoder,
+        all_encoder, any_deadband, deadband_edge, kp, ki, kd, any_friction, friction,
+        any_envelope, active_slope, active_drive, firmware_drive, cap, neg_cap,
+        safe_slope, any_backlash, half_gap, neg_half_gap, gap, any_load_dependent, k_ext,
+        k_motor, k_ext_s, k_motor_s, base_s, stribeck_velocity, stribeck_alpha):
+    """:func:`servo_step` (compiled for one motor) on each motor in turn, the state
+    arrays updated in place; servo_step's arguments, its results as arrays."""
+    n = x.shape[0]
+    v_new, force, wanted = np.empty(n), np.empty(n), np.empty(n)
+    duty, v_cmd = np.empty(n), np.empty(n)
+    has_duty = has_actuators and any_following
+    for i in range(n):
+        # a bank without actuators passes placeholders of one motor (never read)
+        a = i if has_actuators else 0
+        (v_new[i], force[i], wanted[i], duty[i], v_cmd[i], has_duty, integral[i],
+         previous[i], new_setpoint, new_setpoint_velocity, new_gap,
+         new_starting) = servo_step(
+            dt, x[i], v[i], p[i], mass[i], inertia_dt[i], pid_target[i], speed_limit[i],
+            pid_gain[i], not_pid_gain[i], position_gain[i], active_gain[i], active[i],
+            integral[i], previous[i], control_p[i], control_i[i], d_over_dt[i],
+            any_feedforward, feedforward[i], velocity_setpoint[i],
+            any_acceleration_limit, acceleration_limited[i], acceleration_step[i],
+            command_velocity[i], force_limit[i], any_force_control, applied_force[i],
+            has_actuators, any_firmware, any_goal_ticks, goal_ticks[a], all_goal_ticks,
+            safe_tick[a], following[a], any_following, all_following, setpoint[a],
+            setpoint_velocity[a], any_starting, starting[a], profile_step[a],
+            neg_profile_step[a], profile_step_dt[a], any_encoder, encoder[a],
+            all_encoder, any_deadband, deadband_edge[a], kp[a], ki[a], kd[a],
+            any_friction, friction[a], any_envelope, active_slope[a], active_drive[a],
+            firmware_drive[a], cap[a], neg_cap[a], safe_slope[a], any_backlash,
+            half_gap[a], neg_half_gap[a], gap[a], any_load_dependent, k_ext[a],
+            k_motor[a], k_ext_s[a], k_motor_s[a], base_s[a], stribeck_velocity[a],
+            stribeck_alpha[a])
+        if has_actuators:
+            setpoint[i], setpoint_velocity[i] = new_setpoint, new_setpoint_velocity
+            gap[i], starting[i] = new_gap, new_starting
+    return v_new, force, wanted, duty, v_cmd, has_duty
+
+
+#: servo_step's state results (index in its result, the argument it updates)
+_STATE = ((6, "integral"), (7, "previous"), (8, "setpoint"), (9, "setpoint_velocity"),
+          (10, "gap"), (11, "starting"))
+_ARGUMENT = {name: at for at, name in enumerate(servo_step.__code__.co_varnames[
+    :servo_step.__code__.co_argcount])}
+
+_COMPILED: Callable[..., Any] | None = None
+
+
+def numba_jit() -> Callable[[Callable[..., Any]], Callable[..., Any]] | None:
+    """numba's ``njit`` as this package compiles with it (cached on disk, without the
+    GIL), or None where numba is not installed or ``SERVO_SIM_JIT=0`` says not to use it."""
+    if os.environ.get("SERVO_SIM_JIT", "1") == "0":
+        return None
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.njit(cache=True, nogil=True)
+
+
+def compiled() -> Callable[..., Any] | None:
+    """The compiled runner: :func:`_each_motor` over :func:`servo_step` compiled by numba
+    for one motor's numbers (its cache kept beside this module, or in numba's per-user
+    cache where that is read-only), or None where numba is not installed. The numpy
+    runner's functions stay as they are: the compiled ones are the same code in a
+    namespace of their own."""
+    global _COMPILED
+    jit = numba_jit()
+    if jit is None:
+        return None
+    if _COMPILED is None:
+        namespace = dict(globals())
+        for name, one in (("select", _select_one), ("lower", _lower_one),
+                          ("raise_", _raise_one), ("fmin_", _fmin_one),
+                          ("fmax_", _fmax_one), ("rint_", _rint_one)):
+            namespace[name] = jit(one)
+        for name in ("whole_ticks", "_reference", "_drive", "servo_step"):
+            namespace[name] = jit(_clone(globals()[name], namespace))
+        _COMPILED = jit(_clone(_each_motor, namespace))
+    return _COMPILED
+
+
+def _clone(function: Callable[..., Any], namespace: dict[str, Any]) -> Callable[..., Any]:
+    """``function``'s code with ``namespace`` as its globals."""
+    clone = types.FunctionType(function.__code__, namespace, function.__name__,
+                               function.__defaults__, function.__closure__)
+    clone.__qualname__ = function.__qualname__
+    clone.__module__ = function.__module__
+    return clone
