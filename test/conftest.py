@@ -136,6 +136,19 @@ def pytest_pycollect_makemodule(module_path, parent):
 _MODULE_NEEDS: dict[str, set[str]] = {}
 
 
+def pytest_sessionstart(session):
+    """Compile the MuJoCo body's servo law now (numba; a minute on a busy machine the
+    first time, then loaded from its cache in under a second), so that no node or
+    emulator a test starts waits for it under that test's timeout."""
+    try:
+        from servo_sim.multibody.body import compile_ahead
+    except ImportError:
+        return
+    seconds = compile_ahead()
+    if seconds is not None:
+        print(f"servo_sim: MuJoCo body's servo law compiled by numba in {seconds:.1f} s")
+
+
 def pytest_collection_modifyitems(items):
     """Every item of a ROS test module carries its kind's marker, those that plugins make
     too (launch_testing's items do not inherit the module's pytestmark), so that

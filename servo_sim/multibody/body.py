@@ -37,6 +37,7 @@ own (passive, or moved by the model's actuators at ``ctrl`` 0).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..model.config import ConfigError, SimulationConfig, ros_name
+from ..model.law import numba_jit
 from ..resources import share_candidates
 
 log = logging.getLogger("servo_sim")
@@ -162,6 +164,8 @@ class MujocoBody:
         self.dt = config.basic_time_step_ms / 1000.0
         self.inertia_dt = np.zeros(len(ids))
         self._own = np.zeros(len(ids))
+        # the step's array work on MuJoCo's data: numpy's, or compiled (use_compiled)
+        self._gather, self._apply, self._read = gather, apply, read
         self.servo_mass = np.zeros(len(ids))
         self.external = np.zeros(len(ids))
 
@@ -207,9 +211,37 @@ class MujocoBody:
 
     # ------------------------------------------------------------------ the Body interface
 
+    def use_compiled(self, bank: Any) -> bool:
+        """The step's array work and the servo law compiled by numba, where it is
+        installed (``law.compiled``: the same source); whether they are. The law's numpy
+        calls would otherwise cost some 20 times MuJoCo's own step."""
+        global _COMPILED
+        if self._gather is not gather:
+            return True
+        started = time.perf_counter()
+        if not bank.use_compiled_law():
+            return False
+        first = _COMPILED is None
+        if first:
+            jit = numba_jit()
+            _COMPILED = jit(gather), jit(apply), jit(read)
+        data, n = self.data, len(self.joints)
+        self._gather, self._apply, self._read = _COMPILED
+        # compiled now (cached on disk after the first time), not in the first step
+        p, inertia_dt, own = self._gather(data.M, self.diag, data.qfrc_passive,
+                                          data.qfrc_bias, self.dadr, np.zeros(n),
+                                          np.zeros(n), self.dt)
+        self._apply(p, p, inertia_dt, own, self.dadr, data.qfrc_applied.copy())
+        self._read(data.qpos, self.qadr, data.qvel, self.dadr)
+        if first:
+            log.info("the servo law compiled by numba for MuJoCo's step in %.1f s "
+                     "(SERVO_SIM_JIT=0: numpy's)", time.perf_counter() - started)
+        return True
+
     def attach(self, bank: Any) -> None:
         """The model at its reference pose, the motors' joints at the bank's state."""
         mj, model, data = self.mj, self.model, self.data
+        self.use_compiled(bank)
         mj.mj_resetData(model, data)
         data.qpos[self.qadr] = bank.position
         data.qvel[self.dadr] = bank.velocity
@@ -236,27 +268,75 @@ class MujocoBody:
     def momentum(self, bank: Any) -> tuple[np.ndarray, np.ndarray]:
         data = self.data
         self.mj.mj_step1(self.model, data)
-        inertia_dt = data.M[self.diag]
-        inertia_dt /= self.dt
-        self.inertia_dt = inertia_dt
-        own = data.qfrc_passive[self.dadr]
-        own -= data.qfrc_bias[self.dadr]
-        self._own = own
-        p = inertia_dt * bank.velocity
-        p += own
-        p += self.external
+        p, self.inertia_dt, self._own = self._gather(
+            data.M, self.diag, data.qfrc_passive, data.qfrc_bias, self.dadr, bank.velocity,
+            self.external, self.dt)
         bank.servo_loads(p)
-        return p, inertia_dt + self.servo_mass
+        return p, self.inertia_dt + self.servo_mass
 
     def advance(self, bank: Any, velocity: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, None]:
         data = self.data
-        torque = velocity - bank.velocity
-        torque *= self.inertia_dt
-        torque -= self._own
-        data.qfrc_applied[self.dadr] = torque
+        self._apply(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr,
+                    data.qfrc_applied)
         self.mj.mj_step2(self.model, data)
-        return data.qpos[self.qadr], data.qvel[self.dadr], None
+        x, v = self._read(data.qpos, self.qadr, data.qvel, self.dadr)
+        return x, v, None
+
+
+def compile_ahead() -> float | None:
+    """Compile (or load from numba's cache) what a MuJoCo body steps with, on a one-joint
+    model: the seconds it took, or None where numba or MuJoCo is missing. For a process
+    about to start others that step MuJoCo (a test session), so that none of them waits
+    for the first compilation."""
+    from ..model import Simulation  # the model above the body: not at import time
+    try:
+        import_mujoco()
+    except ConfigError:
+        return None
+    if numba_jit() is None:
+        return None
+    started = time.perf_counter()
+    Simulation.from_config({
+        "basic_time_step_ms": 1, "physics": "mujoco", "multibody": {"model": "so101.urdf"},
+        "motors": [{"name": "elbow_flex", "servo": "STS3215-7.4V"}]})
+    return time.perf_counter() - started
+
+
+#: gather, apply and read compiled by numba (MujocoBody.use_compiled), made once
+_COMPILED: tuple[Any, Any, Any] | None = None
+
+
+def gather(mass_matrix: np.ndarray, diag: np.ndarray, passive: np.ndarray,
+           bias: np.ndarray, dofs: np.ndarray, velocity: np.ndarray, external: np.ndarray,
+           dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(p, inertia_dt, own)`` of the driven joints after ``mj_step1``: each one's
+    inertia over the step (the mass matrix's diagonal), MuJoCo's own forces on it
+    (passive less bias: gravity, Coriolis) and its momentum with the external load."""
+    inertia_dt = mass_matrix[diag]
+    inertia_dt /= dt
+    own = passive[dofs]
+    own -= bias[dofs]
+    p = inertia_dt * velocity
+    p += own
+    p += external
+    return p, inertia_dt, own
+
+
+def apply(velocity_new: np.ndarray, velocity: np.ndarray, inertia_dt: np.ndarray,
+          own: np.ndarray, dofs: np.ndarray, applied: np.ndarray) -> None:
+    """The torque that takes each driven joint alone to ``velocity_new``, less MuJoCo's
+    own forces, into ``applied`` (``qfrc_applied``)."""
+    torque = velocity_new - velocity
+    torque *= inertia_dt
+    torque -= own
+    applied[dofs] = torque
+
+
+def read(qpos: np.ndarray, qadr: np.ndarray, qvel: np.ndarray, dofs: np.ndarray
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """The driven joints' position and velocity, arrays of their own."""
+    return qpos[qadr], qvel[dofs]
 
 
 def _listed(values: np.ndarray) -> str:
