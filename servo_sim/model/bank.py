@@ -509,11 +509,18 @@ class MotorBank:
     def sample_sensors(self) -> None:
         """Refresh the sensors due at ``time_ms`` from the state arrays."""
         now = self.time_ms
-        due = self.position_sensor.due(now)
-        if due is not None and len(due):
-            self.position_sensor.value[due] = measure_position(
+        sensor = self.position_sensor
+        due = sensor.due(now)
+        if due is sensor.everyone:  # all of them: whole arrays, no indexing
+            sensor.value[:] = measure_position(self.position, self.position_noise,
+                                               self.position_resolution, self.rng)
+        elif due is not None and len(due):
+            sensor.value[due] = measure_position(
                 self.position[due], self.position_noise[due], self.position_resolution[due],
                 self.rng)
-        due = self.force_sensor.due(now)
-        if due is not None and len(due):
-            self.force_sensor.value[due] = self.motor_force[due]
+        sensor = self.force_sensor
+        due = sensor.due(now)
+        if due is sensor.everyone:
+            sensor.value[:] = self.motor_force
+        elif due is not None and len(due):
+            sensor.value[due] = self.motor_force[due]

@@ -23,6 +23,8 @@ class SampledSensors:
         self.refreshed = np.zeros(0, dtype=np.intp)
         self.refreshed_ms = -1
         self._next_due_ms = 0
+        #: every motor's sensor, for a refresh of all at once
+        self.everyone = np.arange(n, dtype=np.intp)
         self._update_next_due()
 
     def enable(self, index: int, period_ms: int, now_ms: int) -> None:
@@ -36,6 +38,11 @@ class SampledSensors:
         """Indices of the sensors that refresh at ``now_ms`` (None when there are none)."""
         if now_ms < self._next_due_ms:
             return None
+        if self._together:  # one period, refreshed together: all again, one period on
+            self.last_ms.fill(now_ms)
+            self.refreshed, self.refreshed_ms = self.everyone, now_ms
+            self._next_due_ms = now_ms + self._period
+            return self.everyone
         enabled = self.period_ms > 0
         idx = np.flatnonzero(enabled & (now_ms - self.last_ms >= self.period_ms))
         self.last_ms[idx] = now_ms
@@ -45,6 +52,10 @@ class SampledSensors:
 
     def _update_next_due(self) -> None:
         enabled = self.period_ms > 0
+        #: every sensor enabled with one period and last refreshed at one time
+        self._together = bool(enabled.all()) and len(enabled) > 0 and bool(
+            (self.period_ms == self.period_ms[0]).all() and (self.last_ms == self.last_ms[0]).all())
+        self._period = int(self.period_ms[0]) if self._together else 0
         if enabled.any():
             self._next_due_ms = int((self.last_ms[enabled] + self.period_ms[enabled]).min())
         else:
@@ -62,7 +73,11 @@ def measure_position(true_position: np.ndarray, noise: np.ndarray, resolution: n
     if noisy.any():
         value[noisy] += rng.standard_normal(int(noisy.sum())) * noise[noisy]
     quantised = resolution > 0
-    if quantised.any():
+    if quantised.all():  # every one (an encoder each): rint is round's own
+        value /= resolution
+        np.rint(value, value)
+        value *= resolution
+    elif quantised.any():
         r = resolution[quantised]
         value[quantised] = np.round(value[quantised] / r) * r
     return value
