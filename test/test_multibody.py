@@ -575,21 +575,46 @@ def test_a_published_models_own_servo_is_switched_off_and_said(tmp_path, caplog)
 MENAGERIE = "SERVO_SIM_MENAGERIE"
 
 
-def test_menageries_so101_unedited_holds_a_pose():
-    """MuJoCo Menagerie's robotstudio_so101/so101.xml as published (a checkout named by
-    $SERVO_SIM_MENAGERIE; never copied here), config/so101.yaml's servos on its joints:
-    the arm holds a pose within the friction band of MuJoCo's own inverse dynamics."""
+def menagerie(name: str) -> Path:
+    """robotstudio_so101/``name`` of MuJoCo Menagerie as published, in the folder
+    $SERVO_SIM_MENAGERIE names (``scripts/get-menagerie-so101``: from PyPI, checked byte
+    for byte; never copied here); the test skips, saying so, without it."""
     import os
 
     root = os.environ.get(MENAGERIE)
-    path = Path(root or "/nonexistent") / "robotstudio_so101" / "so101.xml"
+    path = Path(root or "/nonexistent") / "robotstudio_so101" / name
     if not path.is_file():
-        pytest.skip(f"no {path}: set {MENAGERIE} to a checkout of "
-                    "github.com/google-deepmind/mujoco_menagerie")
+        pytest.skip(f"no {path}: set {MENAGERIE} to a folder made by "
+                    "scripts/get-menagerie-so101 (or a checkout of "
+                    "github.com/google-deepmind/mujoco_menagerie)")
+    return path
+
+
+def menagerie_sim(path: Path, **positions: float) -> Simulation:
+    """config/so101.yaml's servos on the joints of Menagerie's ``path``, at 1 ms."""
     raw = to_dict(load_config(REPO / "config" / "so101.yaml"))
+    for m in raw["motors"]:
+        m["position"] = positions.get(m["name"], 0.0)
     raw.update(hardware={"plugin": "sim"}, basic_time_step_ms=1, physics="mujoco",
                multibody={"model": str(path)})
-    sim = Simulation.from_config(raw)
+    return Simulation.from_config(raw)
+
+
+def test_menageries_so101_unedited_holds_a_pose(caplog):
+    """MuJoCo Menagerie's robotstudio_so101/so101.xml as published: its six <position>
+    servos switched off and each override said in one line; config/so101.yaml's servos
+    hold a pose within the friction band of MuJoCo's own inverse dynamics."""
+    path = menagerie("so101.xml")
+    with caplog.at_level("INFO", logger="servo_sim"):
+        sim = menagerie_sim(path)
+    assert [r.getMessage() for r in caplog.records if r.getMessage().startswith("so101")] == [
+        "so101.xml: timestep 0.005 s -> 0.001 s (the config's step)",
+        "so101.xml: actuators shoulder_pan, shoulder_lift, elbow_flex, wrist_flex, "
+        "wrist_roll, gripper switched off (servo_sim drives their joints)",
+        "so101.xml: damping 0.6 of the driven joints -> 0 (servo_sim's actuator models it)",
+        "so101.xml: frictionloss 0.052 of the driven joints -> 0 (servo_sim's actuator "
+        "models it)",
+        "so101.xml: armature 0.028 of the driven joints -> the servos' (actuator.armature)"]
     goal, position, _ = hold(sim, POSE)
     model = mujoco.MjModel.from_xml_path(str(path))
     data = mujoco.MjData(model)
@@ -603,3 +628,36 @@ def test_menageries_so101_unedited_holds_a_pose():
                                             + a["load_friction_motor_stribeck"])
     slack = np.abs(stiffness() * (goal - position) - tau)
     assert (slack <= budget + stiffness() * (TICK + a["deadband"])).all(), (slack, budget)
+
+
+#: Menagerie's scene_box.xml keyframe 'pickup': the arm's joints, the jaws about the box
+PICKUP = {"shoulder_pan": 9.27168e-09, "shoulder_lift": 0.000381818, "elbow_flex": 0.473496,
+          "wrist_flex": 1.17717, "wrist_roll": 1.58437, "gripper": 0.727663}
+
+
+@pytest.mark.parametrize("scene", ["scene_box.xml", "so101.xml"])
+def test_the_gripper_closing_on_menageries_box_is_stopped_by_it(scene):
+    """Contact: at Menagerie's 'pickup' keyframe the gripper is told to close fully
+    (-0.1 rad). With the box between its jaws (scene_box.xml, the box where the keyframe
+    puts it) the jaw stops on the box, well open, the STS3215 pushing at its stall
+    torque (1.912 N*m at 7.4 V, its datasheet) within 5 %, and the box stays in the
+    hand; without the box (so101.xml) the gripper closes to its goal."""
+    sim = menagerie_sim(menagerie(scene), **PICKUP)
+    body = sim.bank.body
+    model, data = body.model, body.data
+    box = None
+    if scene == "scene_box.xml":
+        data.qpos[:] = model.key("pickup").qpos  # the box's free joint too
+        mujoco.mj_forward(model, data)
+        box = data.qpos[6:9].copy()
+    for name, value in PICKUP.items():
+        sim.motor(name).set_position(value if name != "gripper" else -0.1)
+    sim.step(1500)
+    gripper = sim.motor("gripper")
+    if box is None:
+        assert gripper.position == pytest.approx(-0.1, abs=3 * TICK)
+        return
+    assert gripper.position > 0.25, gripper.position
+    assert abs(gripper.motor_force) == pytest.approx(1.912, rel=0.05)
+    assert gripper.motor_force < 0  # closing
+    assert np.linalg.norm(data.qpos[6:9] - box) < 0.02, (box, data.qpos[6:9])
