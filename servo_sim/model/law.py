@@ -418,14 +418,15 @@ _COMPILED: Callable[..., Any] | None = None
 
 def numba_jit() -> Callable[[Callable[..., Any]], Callable[..., Any]] | None:
     """numba's ``njit`` as this package compiles with it (cached on disk, without the
-    GIL), or None where numba is not installed or ``SERVO_SIM_JIT=0`` says not to use it."""
+    GIL, a division by zero giving inf or nan as numpy's does), or None where numba is
+    not installed or ``SERVO_SIM_JIT=0`` says not to use it."""
     if os.environ.get("SERVO_SIM_JIT", "1") == "0":
         return None
     try:
         import numba
     except ImportError:
         return None
-    return numba.njit(cache=True, nogil=True)
+    return numba.njit(cache=True, nogil=True, error_model="numpy")
 
 
 def compiled() -> Callable[..., Any] | None:
