@@ -89,7 +89,7 @@ def run_both(raw: dict) -> None:
     numpy_sim = Simulation.from_config(raw)
     compiled_sim = Simulation.from_config(raw)
     assert compiled_sim.bank.use_compiled_law()
-    assert numpy_sim.bank._law is law.run and compiled_sim.bank._law is law.compiled()
+    assert numpy_sim.bank._law is law.servo_step and compiled_sim.bank._law is law.compiled()
     for k, (a, b) in enumerate(zip(commands(numpy_sim), commands(compiled_sim),
                                    strict=True)):
         a(), b()
@@ -132,7 +132,7 @@ def test_the_two_runners_agree_on_the_so101_in_mujoco(monkeypatch):
     numpy_sim = Simulation.from_config(raw)
     monkeypatch.delenv("SERVO_SIM_JIT")
     compiled_sim = Simulation.from_config(raw)
-    assert numpy_sim.bank._law is law.run and compiled_sim.bank._law is law.compiled()
+    assert numpy_sim.bank._law is law.servo_step and compiled_sim.bank._law is law.compiled()
     for k, (a, b) in enumerate(zip(commands(numpy_sim), commands(compiled_sim),
                                    strict=True)):
         a(), b()
@@ -146,7 +146,7 @@ def test_without_numba_the_law_is_numpys(monkeypatch):
     monkeypatch.setenv("SERVO_SIM_JIT", "0")
     assert law.compiled() is None and law.numba_jit() is None
     sim = Simulation.from_config({"basic_time_step_ms": 1, "motors": [motor("a", None)]})
-    assert not sim.bank.use_compiled_law() and sim.bank._law is law.run
+    assert not sim.bank.use_compiled_law() and sim.bank._law is law.servo_step
 
 
 def test_the_compiled_runner_takes_servo_steps_arguments():

@@ -57,6 +57,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .config import ActuatorConfig, MotorConfig
+from .law import servo_step
 
 #: The firmware control period the I and D terms are counted in, s (our choice).
 FIRMWARE_PERIOD_S = 0.001
@@ -70,6 +71,13 @@ _NO_ACTUATOR = ActuatorConfig()
 
 def _column(actuators: Sequence[ActuatorConfig], get) -> np.ndarray:
     return np.array([get(a) for a in actuators], dtype=float)
+
+
+#: the actuators' state the step changes, and where each is in step_arguments()
+_STATE = ("setpoint", "setpoint_velocity", "gap", "starting")
+_NAMES = servo_step.__code__.co_varnames[:servo_step.__code__.co_argcount]
+_STATE_AT = tuple(_NAMES.index(name) - _NAMES.index("has_actuators") for name in _STATE)
+_STARTING_AT = _NAMES.index("any_starting") - _NAMES.index("has_actuators")
 
 
 class Actuators:
@@ -177,8 +185,8 @@ class Actuators:
         self.following = following
         self.any_following = bool(self.following.any())
         self.all_following = bool(self.following.all())
-        #: law.servo_step's actuator arguments (the state arrays change in place)
-        self.arguments = self.step_arguments()
+        #: law.servo_step's actuator arguments (keep() puts a new state array in)
+        self.arguments = list(self.step_arguments())
 
     def step_arguments(self, present: bool = True) -> tuple:
         """The actuator arguments of ``law.servo_step``, in its order (``present``
@@ -199,6 +207,18 @@ class Actuators:
                 self.any_backlash, self.half_gap, self.neg_half_gap, self.gap,
                 self.any_load_dependent, k_ext, k_motor, k_ext_s, k_motor_s, base_s,
                 self.stribeck_velocity, self.stribeck_alpha)
+
+    def keep(self, result: tuple) -> None:
+        """The state after a step (``law.servo_step``'s last four results: set-point, its
+        velocity, backlash gap, starting), kept in these arrays (which the law's
+        arguments hold)."""
+        arguments = self.arguments
+        for name, at, new in zip(_STATE, _STATE_AT, result[8:], strict=True):
+            if new is not arguments[at]:
+                setattr(self, name, new)
+                arguments[at] = new
+        if self.any_starting:  # the step started their profiles
+            self.any_starting = arguments[_STARTING_AT] = False
 
     def force_at_rest(self, wanted: np.ndarray, duty: np.ndarray | None,
                       limit: np.ndarray) -> np.ndarray:

@@ -64,7 +64,7 @@ class MotorBank:
         #: every command and step holds this lock (commands may come from any thread)
         self.lock = threading.RLock()
         #: the step's law: numpy's runner, or (use_compiled_law) the compiled one
-        self._law = law.run
+        self._law = law.servo_step
         self._make_supervisor = supervisor
         self._initial_state(config, body)
 
@@ -416,10 +416,10 @@ class MotorBank:
         body = self.body
         p, mass = body.momentum(self)
         act = self.actuators
-        v_new, force, wanted, duty, v_cmd, has_duty = self._law(
-            *self._law_arguments(p, mass, body.inertia_dt))
+        result = self._law(*self._law_arguments(p, mass, body.inertia_dt))
+        v_new, force, wanted, duty, v_cmd, has_duty = result[:6]
         if act is not None:
-            act.any_starting = False  # the step started their profiles
+            act.keep(result)
         self.command_velocity = v_cmd
         x_new, v_new, stopped = body.advance(self, v_new)
         if stopped is not None and act is not None and act.any_envelope and stopped.any():

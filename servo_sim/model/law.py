@@ -10,7 +10,7 @@ the body integrates the velocity (``body.py``).
 :func:`servo_step` is written element by element, in operations that mean the same on
 a numpy array (every motor at once) and on one motor's numbers. Two runners take it:
 
-* :func:`run` (the default): numpy runs it on the bank's arrays, as written;
+* :func:`servo_step` itself (the default): numpy runs it on the bank's arrays;
 * :func:`compiled` (where numba is installed; the ``mujoco`` extra has it): numba
   compiles it for one motor's numbers and :func:`_each_motor` loops over the motors, in
   machine code: what a body whose own step is fast (MuJoCo's) needs, where numpy's
@@ -18,10 +18,11 @@ a numpy array (every motor at once) and on one motor's numbers. Two runners take
 
 The few operations that differ between an array and a number (in place on an array,
 plain on a number: ``lower``, ``raise_``, ``fmin_``, ``fmax_``, ``rint_``, ``select``)
-are names this module's namespace gives each runner. Both runners update the state
-arrays in place: ``integral``, ``previous`` (the PID's), ``setpoint``,
-``setpoint_velocity``, ``gap`` and ``starting`` (the actuators'). An argument a flag
-turns off is not read.
+are names this module's namespace gives each runner. Both return the state after the
+step: ``integral`` and ``previous`` (the PID's, updated in place), ``setpoint``,
+``setpoint_velocity``, ``gap`` and ``starting`` (the actuators': updated in place by the
+compiled runner, new arrays from numpy's where they change, ``Actuators.keep`` takes
+them). An argument a flag turns off is not read.
 """
 
 from __future__ import annotations
@@ -33,15 +34,10 @@ from typing import Any
 
 import numpy as np
 
-#: The step's results: (v_new, force, wanted, duty, v_cmd, has_duty) - see servo_step.
-Result = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]
-
-
 # ---------------------------------------------------------------- the numpy runner's
 
-def select(c: Any, a: Any, b: Any) -> Any:
-    """``a`` where ``c``, else ``b``."""
-    return np.where(c, a, b)
+#: ``select(c, a, b)``: ``a`` where ``c``, else ``b``
+select = np.where
 
 
 def lower(a: np.ndarray, b: Any) -> np.ndarray:
@@ -178,10 +174,11 @@ def servo_step(
     force = v_cmd * mass
     force -= p
     wanted = force
-    if not has_actuators:
-        force = np.minimum(force, force_limit)
+    if not has_actuators:  # (wanted is not read without actuators)
+        force = lower(force, force_limit)
         force = raise_(force, -force_limit)
-        v_new = p + force
+        v_new = p  # (the body's, not read after)
+        v_new += force
         v_new /= mass
         return (v_new, force, wanted, duty, v_cmd, following_now,
                 integral, previous, setpoint, setpoint_velocity, gap, starting)
@@ -324,16 +321,6 @@ def _drive(wanted: Any, v_cmd: Any, duty: Any, has_duty: bool, p: Any, mass: Any
     return lower(force, high)
 
 
-def run(*arguments: Any) -> Result:
-    """:func:`servo_step` on the bank's arrays by numpy, the state arrays updated in
-    place (``arguments``: servo_step's)."""
-    result = servo_step(*arguments)
-    for at, name in _STATE:  # those the step made anew
-        if result[at] is not arguments[_ARGUMENT[name]]:
-            np.copyto(arguments[_ARGUMENT[name]], result[at])
-    return result[:6]
-
-
 # ---------------------------------------------------------------- the compiled runner's
 
 def _select_one(c: bool, a: float, b: float) -> float:
@@ -374,7 +361,7 @@ def _each_motor(
         safe_slope, any_backlash, half_gap, neg_half_gap, gap, any_load_dependent, k_ext,
         k_motor, k_ext_s, k_motor_s, base_s, stribeck_velocity, stribeck_alpha):
     """:func:`servo_step` (compiled for one motor) on each motor in turn, the state
-    arrays updated in place; servo_step's arguments, its results as arrays."""
+    arrays updated in place; servo_step's arguments and results, as arrays."""
     n = x.shape[0]
     v_new, force, wanted = np.empty(n), np.empty(n), np.empty(n)
     duty, v_cmd = np.empty(n), np.empty(n)
@@ -404,14 +391,9 @@ def _each_motor(
         if has_actuators:
             setpoint[i], setpoint_velocity[i] = new_setpoint, new_setpoint_velocity
             gap[i], starting[i] = new_gap, new_starting
-    return v_new, force, wanted, duty, v_cmd, has_duty
+    return (v_new, force, wanted, duty, v_cmd, has_duty, integral, previous, setpoint,
+            setpoint_velocity, gap, starting)
 
-
-#: servo_step's state results (index in its result, the argument it updates)
-_STATE = ((6, "integral"), (7, "previous"), (8, "setpoint"), (9, "setpoint_velocity"),
-          (10, "gap"), (11, "starting"))
-_ARGUMENT = {name: at for at, name in enumerate(servo_step.__code__.co_varnames[
-    :servo_step.__code__.co_argcount])}
 
 _COMPILED: Callable[..., Any] | None = None
 
