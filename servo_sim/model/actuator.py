@@ -210,10 +210,10 @@ class Actuators:
 
     def keep(self, result: tuple) -> None:
         """The state after a step (``law.servo_step``'s last four results: set-point, its
-        velocity, backlash gap, starting), kept in these arrays (which the law's
-        arguments hold)."""
+        velocity, backlash gap, starting; the compiled runner's six leave it in place),
+        kept here and in the law's arguments."""
         arguments = self.arguments
-        for name, at, new in zip(_STATE, _STATE_AT, result[8:], strict=True):
+        for name, at, new in zip(_STATE, _STATE_AT, result[8:]):
             if new is not arguments[at]:
                 setattr(self, name, new)
                 arguments[at] = new

@@ -21,8 +21,8 @@ plain on a number: ``lower``, ``raise_``, ``fmin_``, ``fmax_``, ``rint_``, ``sel
 are names this module's namespace gives each runner. Both return the state after the
 step: ``integral`` and ``previous`` (the PID's, updated in place), ``setpoint``,
 ``setpoint_velocity``, ``gap`` and ``starting`` (the actuators': updated in place by the
-compiled runner, new arrays from numpy's where they change, ``Actuators.keep`` takes
-them). An argument a flag turns off is not read.
+compiled runner, which returns only the first six results; new arrays from numpy's
+where they change, which ``Actuators.keep`` takes). An argument a flag turns off is not read.
 """
 
 from __future__ import annotations
@@ -361,7 +361,7 @@ def _each_motor(
         safe_slope, any_backlash, half_gap, neg_half_gap, gap, any_load_dependent, k_ext,
         k_motor, k_ext_s, k_motor_s, base_s, stribeck_velocity, stribeck_alpha):
     """:func:`servo_step` (compiled for one motor) on each motor in turn, the state
-    arrays updated in place; servo_step's arguments and results, as arrays."""
+    arrays updated in place; servo_step's arguments, its first six results as arrays."""
     n = x.shape[0]
     v_new, force, wanted = np.empty(n), np.empty(n), np.empty(n)
     duty, v_cmd = np.empty(n), np.empty(n)
@@ -391,8 +391,7 @@ def _each_motor(
         if has_actuators:
             setpoint[i], setpoint_velocity[i] = new_setpoint, new_setpoint_velocity
             gap[i], starting[i] = new_gap, new_starting
-    return (v_new, force, wanted, duty, v_cmd, has_duty, integral, previous, setpoint,
-            setpoint_velocity, gap, starting)
+    return v_new, force, wanted, duty, v_cmd, has_duty
 
 
 _COMPILED: Callable[..., Any] | None = None
