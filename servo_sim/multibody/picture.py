@@ -7,6 +7,10 @@ a pose; the arm where they hold it is drawn with MuJoCo's offscreen renderer (ne
 ``MUJOCO_GL=egl`` or ``osmesa``). The URDF has no meshes: each link is drawn as a
 capsule from its joint to the next, its centre of mass as a sphere; the goal pose as a
 grey ghost, so the sag under the arm's weight shows. matplotlib writes the PNG.
+
+With ``--menagerie DIR`` (a folder made by ``scripts/get-menagerie-so101``): MuJoCo
+Menagerie's SO-101 with its meshes, ``scene_box.xml`` at its ``pickup`` keyframe, the
+servos told to close the gripper on the box; drawn 1.5 s on, the jaw held open by it.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import numpy as np
 
 from ..model import Simulation
 from ..model.body import with_physics
-from ..model.config import load_config
+from ..model.config import load_config, to_dict
 from ..resources import data_file
 from .body import import_mujoco
 
@@ -86,10 +90,50 @@ def render(path: Path, width: int = 640, height: int = 480) -> dict[str, float]:
     return held
 
 
+def render_grasp(path: Path, menagerie: Path, width: int = 640, height: int = 480
+                 ) -> dict[str, float]:
+    """Menagerie's scene_box.xml (in ``menagerie``/robotstudio_so101), its servos
+    config/so101.yaml's, at the ``pickup`` keyframe, the gripper told to close on the
+    box; drawn into ``path`` 1.5 s on. Where the servos hold the joints."""
+    import matplotlib.image
+
+    mj = import_mujoco()
+    scene = menagerie / "robotstudio_so101" / "scene_box.xml"
+    keyed = mj.MjModel.from_xml_path(str(scene))
+    key = keyed.key("pickup")
+    raw = to_dict(with_physics(load_config(data_file("config", "so101.yaml")), "mujoco",
+                               str(scene)))
+    for motor in raw["motors"]:  # the servos start where the keyframe has the arm
+        motor["position"] = float(key.qpos[keyed.joint(motor["name"]).qposadr[0]])
+    sim = Simulation.from_config(raw)
+    model, data = sim.bank.body.model, sim.bank.body.data
+    data.qpos[:] = key.qpos  # and the box where the keyframe puts it
+    mj.mj_forward(model, data)
+    for motor in raw["motors"]:
+        sim.motor(motor["name"]).set_position(
+            -0.1 if motor["name"] == "gripper" else motor["position"])
+    sim.step(round(1.5 * 1000 / sim.basic_time_step_ms))
+    camera = mj.MjvCamera()
+    camera.lookat[:] = [0.1, 0.0, 0.1]
+    camera.distance, camera.azimuth, camera.elevation = 0.62, 120.0, -18.0
+    with mj.Renderer(model, height, width) as renderer:
+        renderer.update_scene(data, camera)
+        image = renderer.render()
+    matplotlib.image.imsave(path, np.ascontiguousarray(image))
+    return {m.name: m.position for m in sim}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="the PNG to write")
+    parser.add_argument("--menagerie", type=Path, metavar="DIR",
+                        help="Menagerie's SO-101 closing its gripper on the box instead "
+                             "(DIR: made by scripts/get-menagerie-so101)")
     args = parser.parse_args(argv)
+    if args.menagerie is not None:
+        held = render_grasp(args.out, args.menagerie)
+        print("held (rad): " + ", ".join(f"{k} {v:+.4f}" for k, v in held.items()))
+        return 0
     held = render(args.out)
     print("held (rad): " + ", ".join(f"{k} {v:+.4f} (goal {POSE[k]:+.2f})"
                                      for k, v in held.items()))
