@@ -66,8 +66,6 @@ def _drawn(mj, rgba: list[float], ghost: bool):
 
 def render(path: Path, width: int = 640, height: int = 480) -> dict[str, float]:
     """Draw the held arm (and the goal as a ghost) into ``path``; the held pose."""
-    import matplotlib.image
-
     mj = import_mujoco()
     held = held_pose()
     spec = _drawn(mj, [0.2, 0.4, 0.8, 1.0], ghost=False)
@@ -80,14 +78,22 @@ def render(path: Path, width: int = 640, height: int = 480) -> dict[str, float]:
         data.qpos[model.joint(name).qposadr[0]] = value
         data.qpos[model.joint(f"goal_{name}").qposadr[0]] = POSE[name]
     mj.mj_forward(model, data)
+    _draw(mj, model, data, path, ([0.12, 0.05, 0.15], 0.75, 125.0, -20.0), width, height)
+    return held
+
+
+def _draw(mj, model, data, path: Path, view: tuple, width: int, height: int) -> None:
+    """``data``'s scene drawn into ``path`` by MuJoCo's offscreen renderer, from ``view``
+    (look-at point, distance, azimuth, elevation)."""
+    import matplotlib.image
+
     camera = mj.MjvCamera()
-    camera.lookat[:] = [0.12, 0.05, 0.15]
-    camera.distance, camera.azimuth, camera.elevation = 0.75, 125.0, -20.0
+    camera.lookat[:] = view[0]
+    camera.distance, camera.azimuth, camera.elevation = view[1:]
     with mj.Renderer(model, height, width) as renderer:
         renderer.update_scene(data, camera)
         image = renderer.render()
     matplotlib.image.imsave(path, np.ascontiguousarray(image))
-    return held
 
 
 def render_grasp(path: Path, menagerie: Path, width: int = 640, height: int = 480
@@ -95,8 +101,6 @@ def render_grasp(path: Path, menagerie: Path, width: int = 640, height: int = 48
     """Menagerie's scene_box.xml (in ``menagerie``/robotstudio_so101), its servos
     config/so101.yaml's, at the ``pickup`` keyframe, the gripper told to close on the
     box; drawn into ``path`` 1.5 s on. Where the servos hold the joints."""
-    import matplotlib.image
-
     mj = import_mujoco()
     scene = menagerie / "robotstudio_so101" / "scene_box.xml"
     keyed = mj.MjModel.from_xml_path(str(scene))
@@ -113,13 +117,7 @@ def render_grasp(path: Path, menagerie: Path, width: int = 640, height: int = 48
         sim.motor(motor["name"]).set_position(
             -0.1 if motor["name"] == "gripper" else motor["position"])
     sim.step(round(1.5 * 1000 / sim.basic_time_step_ms))
-    camera = mj.MjvCamera()
-    camera.lookat[:] = [0.1, 0.0, 0.1]
-    camera.distance, camera.azimuth, camera.elevation = 0.62, 120.0, -18.0
-    with mj.Renderer(model, height, width) as renderer:
-        renderer.update_scene(data, camera)
-        image = renderer.render()
-    matplotlib.image.imsave(path, np.ascontiguousarray(image))
+    _draw(mj, model, data, path, ([0.1, 0.0, 0.1], 0.62, 120.0, -18.0), width, height)
     return {m.name: m.position for m in sim}
 
 
