@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from conftest import make_sim, one
 
+from servo_sim.model.sensors import SampledSensors
+
 
 def test_position_is_nan_until_the_first_full_period():
     sim, m = one(max_torque=100.0)
@@ -152,3 +154,30 @@ def test_enabling_one_motors_sensor_leaves_the_others_off(which):
             == ((8, 16) if mine else (0, 0))
         assert math.isnan(m.get_position()) is not mine
         assert math.isnan(m.get_force_feedback()) is not mine
+
+
+def refresh_times(sensors: SampledSensors, until_ms: int, changes: dict) -> dict[int, list]:
+    """Each sensor's refresh times over 1..until_ms; ``changes``: time -> (index, period)
+    enabled at that time (before that step's refresh)."""
+    times: dict[int, list] = {}
+    for now in range(1, until_ms + 1):
+        if now in changes:
+            sensors.enable(*changes[now], now)
+        due = sensors.due(now)
+        for i in [] if due is None else due:
+            times.setdefault(int(i), []).append(now)
+    return times
+
+
+def test_sensors_refreshed_together_keep_their_schedules_when_one_restarts():
+    """Two sensors of one period refresh together (whole arrays at once); one restarted
+    at 20 ms goes on from there, the other on its own schedule, each every 8 ms."""
+    times = refresh_times(SampledSensors(np.array([8, 8])), 40, {20: (1, 8)})
+    assert times == {0: [8, 16, 24, 32, 40], 1: [8, 16, 28, 36]}
+
+
+def test_sensors_of_two_periods_or_one_disabled_refresh_each_on_its_own():
+    times = refresh_times(SampledSensors(np.array([8, 12, 0])), 36, {})
+    assert times == {0: [8, 16, 24, 32], 1: [12, 24, 36]}
+    times = refresh_times(SampledSensors(np.array([8, 8, 8])), 24, {10: (2, 0)})
+    assert times == {0: [8, 16, 24], 1: [8, 16, 24], 2: [8]}
