@@ -226,11 +226,14 @@ def test_on_sim_time_paused_nothing_moves_a_step_moves_both_a_reset_takes_both_t
     reply = c.call("/pause/servo_sim/pause", Trigger)
     assert reply.success
     # what was on its way arrives: the clock of the pause ("paused at t = 1.234 s") and
-    # the joint_states of its last 50 Hz period
+    # the joint_states of its last 50 Hz period; the node's 50 Hz timer may also have
+    # published once more at the pause's own time, so the state is taken a beat later
     pause_t = float(re.search(r"t = ([0-9.]+) s", reply.message).group(1))
     c.spin_until(lambda: c.now() >= pause_t - 5e-4 and c.last[states] > pause_t - 0.0205,
                  "the pause's clock and joint_states")
+    c.beats(1)
     clock, stamp, count = c.now(), c.last[states], len(c.lags[states])
+    assert clock == pytest.approx(pause_t, abs=5e-4) and stamp <= clock
     c.beats(2)  # the node runs on, paused: over a second of its own time
     assert (c.now(), c.last[states], len(c.lags[states])) == (clock, stamp, count)
     # ~/step 25: the clock and the stamps move 25 steps, exactly
