@@ -213,7 +213,7 @@ class Actuators:
         velocity, backlash gap, starting; the compiled runner's six leave it in place),
         kept here and in the law's arguments."""
         arguments = self.arguments
-        for name, at, new in zip(_STATE, _STATE_AT, result[8:]):
+        for name, at, new in zip(_STATE, _STATE_AT, result[8:], strict=False):  # six: none
             if new is not arguments[at]:
                 setattr(self, name, new)
                 arguments[at] = new
