@@ -65,6 +65,10 @@ class MotorBank:
         self.lock = threading.RLock()
         #: the step's law: numpy's runner, or (use_compiled_law) the compiled one
         self._law = law.servo_step
+        #: law.servo_step's actuator arguments where no motor has an actuator: placeholders
+        #: of the right types, never read
+        self._no_actuators = Actuators(config.motors[:1], config.basic_time_step_ms / 1000.0
+                                       ).step_arguments(False)
         self._make_supervisor = supervisor
         self._initial_state(config, body)
 
@@ -215,8 +219,6 @@ class MotorBank:
         self.position_resolution = column(lambda m: m.position_sensor.resolution)
         previous = self.actuators
         self.actuators = None
-        if not hasattr(self, "_no_actuators"):  # law.servo_step's actuator placeholders
-            self._no_actuators = Actuators(motors[:1], self.dt).step_arguments(False)
         if any(m.actuator is not None for m in motors):
             self.actuators = Actuators(motors, self.dt)
             # an encoder quantises the sensor too, unless the sensor has its own resolution
