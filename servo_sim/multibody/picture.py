@@ -129,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
                              "(DIR: made by scripts/get-menagerie-so101)")
     args = parser.parse_args(argv)
     if args.menagerie is not None:
+        scene = args.menagerie / "robotstudio_so101" / "scene_box.xml"
+        if not scene.is_file():
+            parser.error(f"--menagerie {args.menagerie}: no {scene} (make the folder with "
+                         "scripts/get-menagerie-so101)")
         held = render_grasp(args.out, args.menagerie)
         print("held (rad): " + ", ".join(f"{k} {v:+.4f}" for k, v in held.items()))
         return 0
