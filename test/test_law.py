@@ -7,6 +7,7 @@ every command that changes what the law computes."""
 
 from __future__ import annotations
 
+import ast
 import inspect
 import math
 
@@ -150,6 +151,53 @@ def test_without_numba_the_law_is_numpys(monkeypatch):
 
 
 def test_the_compiled_runner_takes_servo_steps_arguments():
-    """One argument list: the loop over the motors takes servo_step's, in its order."""
-    assert list(inspect.signature(law._each_motor).parameters) == list(
-        inspect.signature(law.servo_step).parameters)
+    """One argument list: the loop over the motors takes each of servo_step's arguments
+    once, as its own or as the row of a table, each table's rows in the order the bank
+    and its actuators keep them (law.BANK_FLOATS ...), and passes them all to servo_step
+    in its order."""
+    tree = ast.parse(inspect.getsource(law._each_motor))
+    function = tree.body[0]
+    tables = {"bank_floats": law.BANK_FLOATS, "bank_masks": law.BANK_MASKS,
+              "actuator_floats": law.ACTUATOR_FLOATS, "actuator_masks": law.ACTUATOR_MASKS,
+              "actuator_flags": law.ACTUATOR_FLAGS}
+    own = [a.arg for a in function.args.args if a.arg not in tables]
+    unpacked = {}
+    for node in function.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
+                and node.value.id in tables:
+            unpacked[node.value.id] = tuple(t.id for t in node.targets[0].elts)
+    assert unpacked == tables
+    expected = list(inspect.signature(law.servo_step).parameters)
+    assert sorted(own + [n for rows in tables.values() for n in rows]) == sorted(expected)
+    call = next(n for n in ast.walk(function) if isinstance(n, ast.Call)
+                and getattr(n.func, "id", None) == "servo_step")
+    passed = [a.value.id if isinstance(a, ast.Subscript) else a.id for a in call.args]
+    assert passed == expected
+    # the results' rows, as the bank unpacks them
+    assert law.RESULTS == ("v_new", "force", "wanted", "duty", "v_cmd")
+
+
+def test_the_tables_rows_are_the_banks_and_actuators_arrays():
+    """Each row of the compiled runner's tables is the array the bank or its actuators
+    step with (a write to either is a write to both), and its flags are theirs, at
+    start, after a reset and after a parameter change."""
+    sim = Simulation.from_config({"basic_time_step_ms": 1, "motors": [
+        motor("a", "STS3215-7.4V"), motor("b", None)]})
+    for when in ("start", "reset", "set_parameter"):
+        if when == "reset":
+            sim.reset()
+        elif when == "set_parameter":
+            sim.set_parameter("a", "actuator.gains", [20, 1, 24])
+        bank, act = sim.bank, sim.bank.actuators
+        arguments = dict(zip(inspect.signature(law.servo_step).parameters,
+                             bank._law_arguments(bank.position, bank.position,
+                                                 bank.position), strict=True))
+        for table, names in ((bank._law_floats, law.BANK_FLOATS),
+                             (bank._law_masks, law.BANK_MASKS),
+                             (act.floats, law.ACTUATOR_FLOATS),
+                             (act.masks, law.ACTUATOR_MASKS)):
+            for row, name in zip(table, names, strict=True):
+                assert np.shares_memory(row, arguments[name]), (when, name)
+                assert row.base is table.base or row.base is table, (when, name)
+        flags = act.compiled_arguments[0]
+        assert flags.tolist() == [arguments[name] for name in law.ACTUATOR_FLAGS], when

@@ -47,6 +47,15 @@ KINEMATIC_TARGET_THRESHOLD = 1e-6
 KINEMATIC_VELOCITY_THRESHOLD = 1e-6
 
 
+#: law.servo_step's names of the bank's arrays that the bank calls otherwise
+_LAW_ROWS = {"pid_gain": "_pid_gain", "not_pid_gain": "_not_pid_gain",
+             "position_gain": "_position_gain", "active_gain": "_active_gain",
+             "integral": "error_integral", "previous": "previous_error",
+             "d_over_dt": "_d_over_dt", "acceleration_step": "_acceleration_step",
+             "force_limit": "_force_limit", "active": "_active",
+             "acceleration_limited": "_acceleration_limited"}
+
+
 def _column(motors, get, dtype=float) -> np.ndarray:
     """One per-motor array: ``get(motor config)`` for every motor."""
     return np.array([get(m) for m in motors], dtype=dtype)
@@ -64,11 +73,12 @@ class MotorBank:
         #: every command and step holds this lock (commands may come from any thread)
         self.lock = threading.RLock()
         #: the step's law: numpy's runner, or (use_compiled_law) the compiled one
-        self._law = law.servo_step
-        #: law.servo_step's actuator arguments where no motor has an actuator: placeholders
-        #: of the right types, never read
-        self._no_actuators = Actuators(config.motors[:1], config.basic_time_step_ms / 1000.0
-                                       ).step_arguments(False)
+        self._law, self._account = law.servo_step, law.account
+        self._compiled = False
+        #: the law's actuator arguments where no motor has an actuator: placeholders of
+        #: the right types, never read
+        none = Actuators(config.motors[:1], config.basic_time_step_ms / 1000.0)
+        self._no_actuators = none.step_arguments(False), none.tables(False)
         self._make_supervisor = supervisor
         self._initial_state(config, body)
 
@@ -88,6 +98,14 @@ class MotorBank:
 
         self.actuators: Actuators | None = None  # real servos' actuators (actuator.py)
         self._load_parameters(config)
+        # law.servo_step's per-motor arrays of the bank, each a row of one of two tables
+        # (the compiled runner takes the tables): written in place, never rebound
+        self._law_floats = np.zeros((len(law.BANK_FLOATS), self.n))
+        self._law_masks = np.zeros((len(law.BANK_MASKS), self.n), dtype=bool)
+        for names, table in ((law.BANK_FLOATS, self._law_floats),
+                             (law.BANK_MASKS, self._law_masks)):
+            for name, row in zip(names, table, strict=True):
+                setattr(self, _LAW_ROWS.get(name, name), row)
 
         # commands: internal values (after multiplier and clipping) ...
         self.initial_position = column(lambda m: m.position)
@@ -95,11 +113,11 @@ class MotorBank:
         self.target_velocity = self.max_velocity.copy()
         self.acceleration = column(lambda m: m.acceleration)
         self.available_force = self.max_force.copy()
-        self.control_p = column(lambda m: m.control_pid[0])
-        self.control_i = column(lambda m: m.control_pid[1])
+        self.control_p[:] = column(lambda m: m.control_pid[0])
+        self.control_i[:] = column(lambda m: m.control_pid[1])
         self.control_d = column(lambda m: m.control_pid[2])
         self.force_control = np.zeros(self.n, dtype=bool)
-        self.applied_force = np.zeros(self.n)  # the set_force force, 0 unless force control
+        # self.applied_force: the set_torque force, 0 unless force control
         # ... and what the getters return (the caller's values, before the multiplier)
         self.requested_position = self.initial_position.copy()
         self.requested_velocity = self.max_velocity.copy()
@@ -124,8 +142,7 @@ class MotorBank:
         self.period = self.dt  # the time between them, s
         self.motor_force = np.zeros(self.n)
         self.energy = np.zeros(self.n)
-        self.error_integral = np.zeros(self.n)
-        self.previous_error = np.zeros(self.n)
+        # self.error_integral, self.previous_error: the PID's (rows, 0 at start)
         self.command_velocity = np.zeros(self.n)  # v_cmd of the last step (Webots' Vp)
         if self.actuators is not None:
             np.copyto(self.actuators.setpoint, self.position)
@@ -137,24 +154,15 @@ class MotorBank:
         self.force_sensor = SampledSensors(
             column(lambda m: m.force_feedback_sampling_period_ms, np.int64))
 
-        # derived from the commands, kept in sync by refresh(); masks are stored as 0/1
-        # gains so that the step multiplies instead of selecting (cheaper in numpy)
-        self._active_gain = np.zeros(self.n)
-        self._force_limit = np.zeros(self.n)
+        # derived from the commands, kept in sync by refresh() (rows of the law's tables
+        # but these two); masks are stored as 0/1 gains (_active_gain, _pid_gain,
+        # _not_pid_gain, _position_gain) so that the step multiplies instead of selecting
+        # (cheaper in numpy). pid_target: the position the PID compares with;
+        # feedforward: velocity added to the PID output (moves); velocity_setpoint:
+        # velocity control's set-point (the target, or a halting ramp), else 0;
+        # speed_limit: position control's (|target velocity|; a move: max_velocity)
         self._velocity_control = np.zeros(self.n, dtype=bool)
         self._position_control = np.zeros(self.n, dtype=bool)
-        self._pid_gain = np.zeros(self.n)
-        self._not_pid_gain = np.zeros(self.n)
-        self.pid_target = np.zeros(self.n)  # the position the PID compares with
-        self.feedforward = np.zeros(self.n)  # velocity added to the PID output (moves)
-        self._position_gain = np.zeros(self.n)
-        #: velocity control: the set-point (the target, or a halting ramp); else 0
-        self.velocity_setpoint = np.zeros(self.n)
-        #: position control: the speed limit (|target velocity|; a move: max_velocity)
-        self.speed_limit = np.zeros(self.n)
-        self._d_over_dt = np.zeros(self.n)
-        self._acceleration_limited = np.zeros(self.n, dtype=bool)
-        self._acceleration_step = np.zeros(self.n)
         self.supervisor = self._make_supervisor(self)
         self.refresh()
         self.body = body if body is not None else JointBodies()
@@ -331,7 +339,7 @@ class MotorBank:
         self._any_force_control = bool(self.force_control.any())
         self._any_feedforward = bool(self.supervisor.trapezoidal.any())
         self.any_halting = bool(self.halting.any())
-        self._active = self._active_gain > 0.0
+        np.greater(self._active_gain, 0.0, out=self._active)
         if self.actuators is not None:
             self.actuators.refresh(self._active, self._pid_gain > 0.0, self._force_limit,
                                    self.acceleration)
@@ -344,10 +352,12 @@ class MotorBank:
             return False
         # compiled now, on copies (the first step would otherwise wait for it)
         arguments = [a.copy() if isinstance(a, np.ndarray) else a
-                     for a in self._law_arguments(np.zeros(self.n), np.ones(self.n),
-                                                  np.zeros(self.n))]
+                     for a in self._tables(np.zeros(self.n), np.ones(self.n),
+                                           np.zeros(self.n))]
         compiled(*arguments)
-        self._law = compiled
+        account = law.compiled_account()
+        account(np.zeros(self.n), np.ones(self.n), np.zeros(self.n), np.ones(self.n))
+        self._law, self._account, self._compiled = compiled, account, True
         return True
 
     # ------------------------------------------------------------------ stepping
@@ -418,10 +428,16 @@ class MotorBank:
         body = self.body
         p, mass = body.momentum(self)
         act = self.actuators
-        result = self._law(*self._law_arguments(p, mass, body.inertia_dt))
-        v_new, force, wanted, duty, v_cmd, has_duty = result[:6]
-        if act is not None:
-            act.keep(result)
+        if self._compiled:  # its results: rows of one array; its state: in place
+            (v_new, force, wanted, duty, v_cmd), has_duty = self._law(
+                *self._tables(p, mass, body.inertia_dt))
+            if act is not None and act.any_starting:
+                act.keep()
+        else:
+            result = self._law(*self._law_arguments(p, mass, body.inertia_dt))
+            v_new, force, wanted, duty, v_cmd, has_duty = result[:6]
+            if act is not None:
+                act.keep(result)
         self.command_velocity = v_cmd
         x_new, v_new, stopped = body.advance(self, v_new)
         if stopped is not None and act is not None and act.any_envelope and stopped.any():
@@ -430,9 +446,8 @@ class MotorBank:
         self.position = x_new
         self.previous_velocity, self.velocity = self.velocity, v_new
         self.period = dt
-        force *= self._active_gain  # friction of an off motor is not motor force
+        self._account(force, self._active_gain, self.energy, self._energy_per_force)
         self.motor_force = force
-        self.energy += np.abs(force) * self._energy_per_force
 
     def _law_arguments(self, p: np.ndarray, mass: np.ndarray, inertia_dt: np.ndarray
                        ) -> tuple:
@@ -447,7 +462,16 @@ class MotorBank:
                 self._any_acceleration_limit, self._acceleration_limited,
                 self._acceleration_step, self.command_velocity, self._force_limit,
                 self._any_force_control, self.applied_force,
-                *(act.arguments if act is not None else self._no_actuators))
+                *(act.arguments if act is not None else self._no_actuators[0]))
+
+    def _tables(self, p: np.ndarray, mass: np.ndarray, inertia_dt: np.ndarray) -> tuple:
+        """The compiled runner's arguments (``law._each_motor``): the per-motor ones as
+        the bank's and its actuators' tables."""
+        act = self.actuators
+        return (self.dt, self.position, self.velocity, p, mass, inertia_dt,
+                self.command_velocity, self._law_floats, self._law_masks,
+                self._any_feedforward, self._any_acceleration_limit, self._any_force_control,
+                *(act.compiled_arguments if act is not None else self._no_actuators[1]))
 
     def servo_loads(self, p: np.ndarray) -> None:
         """Add the servo's own loads to a step's momentum ``p`` (in place), whatever the

@@ -21,8 +21,13 @@ plain on a number: ``lower``, ``raise_``, ``fmin_``, ``fmax_``, ``rint_``, ``sel
 are names this module's namespace gives each runner. Both return the state after the
 step: ``integral`` and ``previous`` (the PID's, updated in place), ``setpoint``,
 ``setpoint_velocity``, ``gap`` and ``starting`` (the actuators': updated in place by the
-compiled runner, which returns only the first six results; new arrays from numpy's
-where they change, which ``Actuators.keep`` takes). An argument a flag turns off is not read.
+compiled runner; new arrays from numpy's where they change, which ``Actuators.keep``
+copies into its own). An argument a flag turns off is not read.
+
+The compiled runner takes the per-motor arguments as the rows of four tables that the
+bank and its actuators keep them in (:data:`BANK_FLOATS` ...) and gives its results as
+the rows of one array: numba's cost is per argument and per array it makes, and with
+servo_step's 73 arguments one by one it was most of a MuJoCo step.
 """
 
 from __future__ import annotations
@@ -321,6 +326,14 @@ def _drive(wanted: Any, v_cmd: Any, duty: Any, has_duty: bool, p: Any, mass: Any
     return lower(force, high)
 
 
+def account(force: np.ndarray, active_gain: np.ndarray, energy: np.ndarray,
+            energy_per_force: np.ndarray) -> None:
+    """What the bank keeps of a step's motor force (in place): an off motor's is its
+    friction, not motor force (``active_gain`` 0), and the energy each consumed."""
+    force *= active_gain
+    energy += np.abs(force) * energy_per_force
+
+
 # ---------------------------------------------------------------- the compiled runner's
 
 def _select_one(c: bool, a: float, b: float) -> float:
@@ -347,24 +360,56 @@ def _rint_one(a: float) -> float:
     return np.rint(a)
 
 
+#: servo_step's per-motor arguments as the compiled runner takes them: rows of four
+#: tables, in these orders (the bank's numbers and masks, its actuators'). The bank and
+#: its actuators keep these arrays as the tables' rows, so a table is always current and
+#: goes to numba as one argument, not a dozen (numba takes an array in some 60 ns).
+BANK_FLOATS = ("pid_target", "speed_limit", "pid_gain", "not_pid_gain", "position_gain",
+               "active_gain", "integral", "previous", "control_p", "control_i",
+               "d_over_dt", "feedforward", "velocity_setpoint", "acceleration_step",
+               "force_limit", "applied_force")
+BANK_MASKS = ("active", "acceleration_limited")
+ACTUATOR_FLOATS = ("safe_tick", "setpoint", "setpoint_velocity", "profile_step",
+                   "neg_profile_step", "profile_step_dt", "deadband_edge", "kp", "ki",
+                   "kd", "friction", "active_slope", "active_drive", "firmware_drive",
+                   "cap", "neg_cap", "safe_slope", "half_gap", "neg_half_gap", "gap",
+                   "k_ext", "k_motor", "k_ext_s", "k_motor_s", "base_s",
+                   "stribeck_velocity", "stribeck_alpha")
+ACTUATOR_MASKS = ("goal_ticks", "following", "starting", "encoder")
+#: servo_step's flags of the actuators, as the compiled runner takes them: one array
+ACTUATOR_FLAGS = ("has_actuators", "any_firmware", "any_goal_ticks", "all_goal_ticks",
+                  "any_following", "all_following", "any_starting", "any_encoder",
+                  "all_encoder", "any_deadband", "any_friction", "any_envelope",
+                  "any_backlash", "any_load_dependent")
+#: the compiled runner's results: rows of one array (then ``has_duty``)
+RESULTS = ("v_new", "force", "wanted", "duty", "v_cmd")
+
+
 def _each_motor(
-        dt, x, v, p, mass, inertia_dt, pid_target, speed_limit, pid_gain, not_pid_gain,
-        position_gain, active_gain, active, integral, previous, control_p, control_i,
-        d_over_dt, any_feedforward, feedforward, velocity_setpoint,
-        any_acceleration_limit, acceleration_limited, acceleration_step,
-        command_velocity, force_limit, any_force_control, applied_force, has_actuators,
-        any_firmware, any_goal_ticks, goal_ticks, all_goal_ticks, safe_tick, following,
-        any_following, all_following, setpoint, setpoint_velocity, any_starting,
-        starting, profile_step, neg_profile_step, profile_step_dt, any_encoder, encoder,
-        all_encoder, any_deadband, deadband_edge, kp, ki, kd, any_friction, friction,
-        any_envelope, active_slope, active_drive, firmware_drive, cap, neg_cap,
-        safe_slope, any_backlash, half_gap, neg_half_gap, gap, any_load_dependent, k_ext,
-        k_motor, k_ext_s, k_motor_s, base_s, stribeck_velocity, stribeck_alpha):
-    """:func:`servo_step` (compiled for one motor) on each motor in turn, the state
-    arrays updated in place; servo_step's arguments, its first six results as arrays."""
+        dt, x, v, p, mass, inertia_dt, command_velocity, bank_floats, bank_masks,
+        any_feedforward, any_acceleration_limit, any_force_control, actuator_flags,
+        actuator_floats, actuator_masks):
+    """:func:`servo_step` (compiled for one motor) on each motor in turn: its per-step
+    arguments and the bank's flags, the actuators' flags as one array (ACTUATOR_FLAGS),
+    its per-motor ones as the rows of four tables (BANK_FLOATS, BANK_MASKS,
+    ACTUATOR_FLOATS, ACTUATOR_MASKS), the state rows updated in place; ``(results,
+    has_duty)``, servo_step's first five results as the rows of one array (RESULTS)."""
+    (pid_target, speed_limit, pid_gain, not_pid_gain, position_gain, active_gain,
+     integral, previous, control_p, control_i, d_over_dt, feedforward, velocity_setpoint,
+     acceleration_step, force_limit, applied_force) = bank_floats
+    active, acceleration_limited = bank_masks
+    (safe_tick, setpoint, setpoint_velocity, profile_step, neg_profile_step,
+     profile_step_dt, deadband_edge, kp, ki, kd, friction, active_slope, active_drive,
+     firmware_drive, cap, neg_cap, safe_slope, half_gap, neg_half_gap, gap, k_ext,
+     k_motor, k_ext_s, k_motor_s, base_s, stribeck_velocity,
+     stribeck_alpha) = actuator_floats
+    goal_ticks, following, starting, encoder = actuator_masks
+    (has_actuators, any_firmware, any_goal_ticks, all_goal_ticks, any_following,
+     all_following, any_starting, any_encoder, all_encoder, any_deadband, any_friction,
+     any_envelope, any_backlash, any_load_dependent) = actuator_flags
     n = x.shape[0]
-    v_new, force, wanted = np.empty(n), np.empty(n), np.empty(n)
-    duty, v_cmd = np.empty(n), np.empty(n)
+    results = np.empty((5, n))
+    v_new, force, wanted, duty, v_cmd = results
     has_duty = has_actuators and any_following
     for i in range(n):
         # a bank without actuators passes placeholders of one motor (never read)
@@ -391,10 +436,11 @@ def _each_motor(
         if has_actuators:
             setpoint[i], setpoint_velocity[i] = new_setpoint, new_setpoint_velocity
             gap[i], starting[i] = new_gap, new_starting
-    return v_new, force, wanted, duty, v_cmd, has_duty
+    return results, has_duty
 
 
 _COMPILED: Callable[..., Any] | None = None
+_COMPILED_ACCOUNT: Callable[..., Any] | None = None
 
 
 def numba_jit() -> Callable[[Callable[..., Any]], Callable[..., Any]] | None:
@@ -416,7 +462,7 @@ def compiled() -> Callable[..., Any] | None:
     cache where that is read-only), or None where numba is not installed. The numpy
     runner's functions stay as they are: the compiled ones are the same code in a
     namespace of their own."""
-    global _COMPILED
+    global _COMPILED, _COMPILED_ACCOUNT
     jit = numba_jit()
     if jit is None:
         return None
@@ -429,7 +475,13 @@ def compiled() -> Callable[..., Any] | None:
         for name in ("whole_ticks", "_reference", "_drive", "servo_step"):
             namespace[name] = jit(_clone(globals()[name], namespace))
         _COMPILED = jit(_clone(_each_motor, namespace))
+        _COMPILED_ACCOUNT = jit(account)
     return _COMPILED
+
+
+def compiled_account() -> Callable[..., Any] | None:
+    """:func:`account` compiled by numba (with :func:`compiled`), or None without it."""
+    return _COMPILED_ACCOUNT if compiled() is not None else None
 
 
 def _clone(function: Callable[..., Any], namespace: dict[str, Any]) -> Callable[..., Any]:

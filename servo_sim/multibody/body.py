@@ -160,7 +160,11 @@ class MujocoBody:
         self.notes = self._override(config, model)
         for note in self.notes:
             log.info("%s: %s", path.name, note)
-        self.data = mj.MjData(model)
+        self.data = data = mj.MjData(model)
+        #: the MjData arrays the step reads and writes, as numpy views made once (each
+        #: read of MjData's attribute makes one anew, 0.13 us): MuJoCo keeps its buffers
+        self._views = (data.M, data.qfrc_passive, data.qfrc_bias, data.qfrc_applied,
+                       data.qpos, data.qvel)
         self.dt = config.basic_time_step_ms / 1000.0
         self.inertia_dt = np.zeros(len(ids))
         self._own = np.zeros(len(ids))
@@ -228,9 +232,9 @@ class MujocoBody:
         data, n = self.data, len(self.joints)
         self._gather, self._apply, self._read = _COMPILED
         # compiled now (cached on disk after the first time), not in the first step
-        p, inertia_dt, own = self._gather(data.M, self.diag, data.qfrc_passive,
-                                          data.qfrc_bias, self.dadr, np.zeros(n),
-                                          np.zeros(n), self.dt)
+        p, inertia_dt, own, _ = self._gather(data.M, self.diag, data.qfrc_passive,
+                                             data.qfrc_bias, self.dadr, np.zeros(n),
+                                             np.zeros(n), np.zeros(n), self.dt)
         self._apply(p, p, inertia_dt, own, self.dadr, data.qfrc_applied.copy())
         self._read(data.qpos, self.qadr, data.qvel, self.dadr)
         if first:
@@ -266,21 +270,20 @@ class MujocoBody:
         self.external = bank.external_load
 
     def momentum(self, bank: Any) -> tuple[np.ndarray, np.ndarray]:
-        data = self.data
-        self.mj.mj_step1(self.model, data)
-        p, self.inertia_dt, self._own = self._gather(
-            data.M, self.diag, data.qfrc_passive, data.qfrc_bias, self.dadr, bank.velocity,
-            self.external, self.dt)
+        self.mj.mj_step1(self.model, self.data)
+        mass_matrix, passive, bias = self._views[:3]
+        p, self.inertia_dt, self._own, mass = self._gather(
+            mass_matrix, self.diag, passive, bias, self.dadr, bank.velocity, self.external,
+            self.servo_mass, self.dt)
         bank.servo_loads(p)
-        return p, self.inertia_dt + self.servo_mass
+        return p, mass
 
     def advance(self, bank: Any, velocity: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, None]:
-        data = self.data
-        self._apply(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr,
-                    data.qfrc_applied)
-        self.mj.mj_step2(self.model, data)
-        x, v = self._read(data.qpos, self.qadr, data.qvel, self.dadr)
+        _, _, _, applied, qpos, qvel = self._views
+        self._apply(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr, applied)
+        self.mj.mj_step2(self.model, self.data)
+        x, v = self._read(qpos, self.qadr, qvel, self.dadr)
         return x, v, None
 
 
@@ -309,18 +312,18 @@ _COMPILED: tuple[Any, Any, Any] | None = None
 
 def gather(mass_matrix: np.ndarray, diag: np.ndarray, passive: np.ndarray,
            bias: np.ndarray, dofs: np.ndarray, velocity: np.ndarray, external: np.ndarray,
-           dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(p, inertia_dt, own)`` of the driven joints after ``mj_step1``: each one's
-    inertia over the step (the mass matrix's diagonal), MuJoCo's own forces on it
-    (passive less bias: gravity, Coriolis) and its momentum with the external load."""
-    inertia_dt = mass_matrix[diag]
-    inertia_dt /= dt
-    own = passive[dofs]
-    own -= bias[dofs]
-    p = inertia_dt * velocity
-    p += own
-    p += external
-    return p, inertia_dt, own
+           servo_mass: np.ndarray, dt: float) -> np.ndarray:
+    """``p, inertia_dt, own, mass``, the rows of one array, of the driven joints after
+    ``mj_step1``: each one's inertia over the step (the mass matrix's diagonal),
+    MuJoCo's own forces on it (passive less bias: gravity, Coriolis), its momentum with
+    the external load and its mass over the step with the servo's (spring, damper)."""
+    out = np.empty((4, dofs.shape[0]))
+    p, inertia_dt, own, mass = out
+    inertia_dt[:] = mass_matrix[diag] / dt
+    own[:] = passive[dofs] - bias[dofs]
+    p[:] = inertia_dt * velocity + own + external
+    mass[:] = inertia_dt + servo_mass
+    return out
 
 
 def apply(velocity_new: np.ndarray, velocity: np.ndarray, inertia_dt: np.ndarray,
@@ -334,9 +337,12 @@ def apply(velocity_new: np.ndarray, velocity: np.ndarray, inertia_dt: np.ndarray
 
 
 def read(qpos: np.ndarray, qadr: np.ndarray, qvel: np.ndarray, dofs: np.ndarray
-         ) -> tuple[np.ndarray, np.ndarray]:
-    """The driven joints' position and velocity, arrays of their own."""
-    return qpos[qadr], qvel[dofs]
+         ) -> np.ndarray:
+    """The driven joints' position and velocity, the rows of an array of their own."""
+    out = np.empty((2, dofs.shape[0]))
+    out[0] = qpos[qadr]
+    out[1] = qvel[dofs]
+    return out
 
 
 def _listed(values: np.ndarray) -> str:
