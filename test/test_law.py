@@ -141,6 +141,58 @@ def test_the_two_runners_agree_on_the_so101_in_mujoco(monkeypatch):
         assert_same_bits(state(numpy_sim), state(compiled_sim), f"command {k}")
 
 
+def sensors(sim: Simulation) -> dict[str, np.ndarray]:
+    bank = sim.bank
+    return {f"{name}.{part}": np.asarray(getattr(getattr(bank, name), part)).copy()
+            for name in ("position_sensor", "force_sensor")
+            for part in ("value", "last_ms", "refreshed", "refreshed_ms")} | {
+        "time_ms": np.array(bank.time_ms), "previous_velocity": bank.previous_velocity.copy()}
+
+
+@pytest.mark.parametrize("periods", [(8, 8), (5, 3), (0, 7), (1, 0)])
+def test_a_run_of_mujoco_steps_is_the_steps_one_by_one(periods):
+    """Simulation.step(n) on MuJoCo with the compiled law runs the steps up to each sensor
+    refresh in one loop of the body's (MujocoBody.run): the same bits as n calls of the
+    bank's step, state, sensors and clock, through every command (a trapezoidal move and
+    a halt keep the supervisor busy: one by one there too), with the sensors refreshed
+    together, apart, one disabled."""
+    pytest.importorskip("mujoco", reason="MuJoCo is not installed")
+    raw = to_dict(load_config(REPO / "config" / "so101.yaml"))
+    raw = {"basic_time_step_ms": 1, "motors": raw["motors"], "physics": "mujoco",
+           "multibody": {"model": "so101.urdf"}}
+    runs, ones = Simulation.from_config(raw), Simulation.from_config(raw)
+    assert runs.bank._run is not None and runs.bank._run == runs.bank.body.run
+    for sim in (runs, ones):
+        for k, m in enumerate(sim.motors):
+            m.enable_position(periods[0] + k % 2 if periods[0] else 0)
+            m.enable_force_feedback(periods[1])
+    calls = []
+    runs.bank._run = lambda bank, steps: calls.append(steps) or bank.body.run(bank, steps)
+    for k, (a, b) in enumerate(zip(commands(runs), commands(ones), strict=True)):
+        a(), b()
+        runs.step(300)
+        with np.errstate(all="ignore"):
+            for _ in range(300):
+                ones.bank.step()
+        assert_same_bits(state(runs) | sensors(runs), state(ones) | sensors(ones),
+                         f"command {k}")
+    # runs of several steps were taken where no sensor refreshes every step
+    assert (max(calls) > 1) == (periods[0] != 1)
+
+
+def test_the_run_loops_compiled_cache_is_named_for_both_sources():
+    """between calls the law's compiled code from law.py, and numba checks a cache against
+    the function's own file: its cache name carries a hash of both files."""
+    pytest.importorskip("mujoco", reason="MuJoCo is not installed")
+    import hashlib
+    from pathlib import Path
+
+    from servo_sim.multibody import body
+    compiled = body._compile()[3]
+    sources = hashlib.sha256(Path(law.__file__).read_bytes() + Path(body.__file__).read_bytes())
+    assert compiled.py_func.__qualname__ == f"between_{sources.hexdigest()[:16]}"
+
+
 def test_without_numba_the_law_is_numpys(monkeypatch):
     """SERVO_SIM_JIT=0 stands for a machine without numba: no compiled runner, the bank
     keeps numpy's."""

@@ -39,7 +39,7 @@ from .actuator import Actuators
 from .body import Body, JointBodies
 from .config import MotorConfig, SimulationConfig
 from .modes import ServoMode
-from .sensors import SampledSensors, measure_position
+from .sensors import SampledSensors, measure_position, position_masks
 
 #: Kinematic mode: a target is reached when closer than this (Webots' threshold).
 KINEMATIC_TARGET_THRESHOLD = 1e-6
@@ -167,6 +167,9 @@ class MotorBank:
         self.refresh()
         self.body = body if body is not None else JointBodies()
         self.body.attach(self)
+        #: the body's own loop of dynamic steps (``run``: MuJoCo's, with the compiled
+        #: law), or None: the bank's step (_step_dynamic)
+        self._run = getattr(self.body, "run", None) if self._compiled else None
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -235,6 +238,8 @@ class MotorBank:
             if previous is not None:  # a parameter change keeps the actuators' state
                 for state in ("gap", "setpoint", "setpoint_velocity"):
                     np.copyto(getattr(self.actuators, state), getattr(previous, state))
+        #: the position sensors' masks (sensors.position_masks)
+        self._position_masks = position_masks(self.position_noise, self.position_resolution)
         self.command_timeout_ms = column(lambda m: m.command_timeout * 1000.0)
         self.any_watchdog = bool(self.command_timeout_ms.any())
 
@@ -370,10 +375,29 @@ class MotorBank:
             self.advance_clock()
             self.sample_sensors()
 
-    def advance_clock(self) -> None:
-        """The clock one basic time step on: the one place it advances (a step of the
-        model, or a hardware system's cycle)."""
-        self.time_ms += self.step_ms
+    def steps(self, n: int) -> None:
+        """Advance ``n`` basic time steps: ``n`` times :meth:`step`, or, where the body
+        runs steps in a loop of its own (MuJoCo's, with the compiled law) and the
+        supervisor has nothing to do, the steps up to each sensor refresh in one run of
+        it (the same steps to the bit, fewer calls between them). The lock is held for a
+        step or a run; commands come between them."""
+        while n > 0:
+            with self.lock:
+                if self._run is None or self.kinematic or self.supervisor.busy:
+                    self.step()
+                    n -= 1
+                    continue
+                due = min(self.position_sensor.next_due_ms, self.force_sensor.next_due_ms)
+                steps = min(n, max(1, -((self.time_ms - due) // self.step_ms)))
+                self._keep_run(self._run(self, steps))
+                self.advance_clock(steps)
+                self.sample_sensors()
+                n -= steps
+
+    def advance_clock(self, steps: int = 1) -> None:
+        """The clock ``steps`` basic time steps on: the one place it advances (a step of
+        the model, or a hardware system's cycle)."""
+        self.time_ms += steps * self.step_ms
 
     def hold_position_targets(self) -> None:
         """The motors under position control hold where they are now (a real device's
@@ -410,8 +434,17 @@ class MotorBank:
         """The state one step on (position, velocity, motor force, energy); not the clock."""
         if self.kinematic:
             self._step_kinematic()
+        elif self._run is not None:
+            self._keep_run(self._run(self, 1))
         else:
             self._step_dynamic()
+
+    def _keep_run(self, state: tuple) -> None:
+        """The state after the body's own run of steps (``run``): ``(position, velocity,
+        velocity a step before, law results)`` as the bank's step keeps it."""
+        self.position, self.velocity, self.previous_velocity, results = state
+        _, self.motor_force, _, _, self.command_velocity = results
+        self.period = self.dt
 
     def reset(self) -> None:
         """Back to the initial state of the current config, in place (handles stay valid).
@@ -476,10 +509,8 @@ class MotorBank:
     def servo_loads(self, p: np.ndarray) -> None:
         """Add the servo's own loads to a step's momentum ``p`` (in place), whatever the
         body: set_torque's force and the spring (explicit here, implicit in the mass)."""
-        if self._any_force_control:
-            p += self.applied_force
-        if self._any_spring:
-            p -= self.spring_constant * self.position
+        law.servo_loads(p, self._any_force_control, self.applied_force, self._any_spring,
+                        self.spring_constant, self.position)
 
     def _step_kinematic(self) -> None:
         """Webots without physics: velocity ramps, position walks to the target."""
@@ -538,8 +569,8 @@ class MotorBank:
         sensor = self.position_sensor
         due = sensor.due(now)
         if due is sensor.everyone:  # all of them: whole arrays, no indexing
-            sensor.value[:] = measure_position(self.position, self.position_noise,
-                                               self.position_resolution, self.rng)
+            measure_position(self.position, self.position_noise, self.position_resolution,
+                             self.rng, self._position_masks, sensor.value)
         elif due is not None and len(due):
             sensor.value[due] = measure_position(
                 self.position[due], self.position_noise[due], self.position_resolution[due],

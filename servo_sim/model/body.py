@@ -27,6 +27,14 @@ Two bodies implement it:
   own forces, and MuJoCo steps the coupled body (gravity at every pose, one joint's
   acceleration on another, joint limits, contact).
 
+A body may also step the joints in a loop of its own, ``run(bank, steps)`` ->
+``(x, v, v a step before, the law's results)``: where it has one and the bank's law is
+compiled (``MotorBank.use_compiled_law``), the bank's dynamic steps go through it, one at
+a time (``step``) and as many as come before the next sensor refresh at once
+(``steps``). MuJoCo's joins ``momentum``, the compiled law and ``advance`` in one
+compiled call between ``mj_step1`` and ``mj_step2``: the same steps to the bit, without
+the Python between them.
+
 A third engine plugs in as MuJoCo does: a class with this interface, constructed from
 the config (``cls(config)``: it loads its model and checks the ``multibody`` group,
 raising ConfigError), with ``attach(bank)`` (the state at start and after a reset) and

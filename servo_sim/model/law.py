@@ -326,6 +326,16 @@ def _drive(wanted: Any, v_cmd: Any, duty: Any, has_duty: bool, p: Any, mass: Any
     return lower(force, high)
 
 
+def servo_loads(p: np.ndarray, any_force_control: bool, applied_force: np.ndarray,
+                any_spring: bool, spring_constant: np.ndarray, x: np.ndarray) -> None:
+    """Add the servo's own loads to a step's momentum ``p`` (in place), whatever the
+    body: set_torque's force and the spring (explicit here, implicit in the mass)."""
+    if any_force_control:
+        p += applied_force
+    if any_spring:
+        p -= spring_constant * x
+
+
 def account(force: np.ndarray, active_gain: np.ndarray, energy: np.ndarray,
             energy_per_force: np.ndarray) -> None:
     """What the bank keeps of a step's motor force (in place): an off motor's is its
@@ -473,8 +483,8 @@ def compiled() -> Callable[..., Any] | None:
                           ("fmax_", _fmax_one), ("rint_", _rint_one)):
             namespace[name] = jit(one)
         for name in ("whole_ticks", "_reference", "_drive", "servo_step"):
-            namespace[name] = jit(_clone(globals()[name], namespace))
-        _COMPILED = jit(_clone(_each_motor, namespace))
+            namespace[name] = jit(clone(globals()[name], namespace))
+        _COMPILED = jit(clone(_each_motor, namespace))
         _COMPILED_ACCOUNT = jit(account)
     return _COMPILED
 
@@ -484,10 +494,14 @@ def compiled_account() -> Callable[..., Any] | None:
     return _COMPILED_ACCOUNT if compiled() is not None else None
 
 
-def _clone(function: Callable[..., Any], namespace: dict[str, Any]) -> Callable[..., Any]:
-    """``function``'s code with ``namespace`` as its globals."""
-    clone = types.FunctionType(function.__code__, namespace, function.__name__,
-                               function.__defaults__, function.__closure__)
-    clone.__qualname__ = function.__qualname__
-    clone.__module__ = function.__module__
-    return clone
+def clone(function: Callable[..., Any], namespace: dict[str, Any], tag: str = ""
+          ) -> Callable[..., Any]:
+    """``function``'s code with ``namespace`` as its globals. ``tag`` goes into its
+    qualified name, which names numba's cache of it: numba checks that cache against the
+    function's own file only, so a function compiled with code of other files (their
+    compiled functions in ``namespace``) takes a tag of their sources."""
+    copy = types.FunctionType(function.__code__, namespace, function.__name__,
+                              function.__defaults__, function.__closure__)
+    copy.__qualname__ = function.__qualname__ + (f"_{tag}" if tag else "")
+    copy.__module__ = function.__module__
+    return copy

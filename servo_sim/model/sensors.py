@@ -34,6 +34,11 @@ class SampledSensors:
         self.value[index] = np.nan
         self._update_next_due()
 
+    @property
+    def next_due_ms(self) -> int:
+        """The time the next refresh is due (int64's largest where none is enabled), ms."""
+        return self._next_due_ms
+
     def due(self, now_ms: int) -> np.ndarray | None:
         """Indices of the sensors that refresh at ``now_ms`` (None when there are none)."""
         if now_ms < self._next_due_ms:
@@ -62,22 +67,40 @@ class SampledSensors:
             self._next_due_ms = np.iinfo(np.int64).max
 
 
+def position_masks(noise: np.ndarray, resolution: np.ndarray) -> tuple:
+    """What :func:`measure_position` asks of the sensors' parameters, made once where
+    they stay: ``(noisy, any noisy, quantised, all quantised)``."""
+    noisy = noise > 0
+    quantised = resolution > 0
+    return noisy, bool(noisy.any()), quantised, bool(quantised.all())
+
+
 def measure_position(true_position: np.ndarray, noise: np.ndarray, resolution: np.ndarray,
-                     rng: np.random.Generator) -> np.ndarray:
+                     rng: np.random.Generator, masks: tuple | None = None,
+                     out: np.ndarray | None = None) -> np.ndarray:
     """A position reading: Gaussian noise (std ``noise``), then quantisation to ``resolution``.
 
     ``resolution`` -1 means infinite resolution; noise 0 draws nothing from ``rng``.
+    ``masks``: :func:`position_masks` of ``noise`` and ``resolution`` (else made here);
+    ``out``: the array the readings go into (else a new one).
     """
+    noisy, any_noisy, quantised, all_quantised = (
+        position_masks(noise, resolution) if masks is None else masks)
+    if all_quantised and not any_noisy:  # an encoder each, exact: whole ticks only
+        value = np.divide(true_position, resolution, out=out)
+        np.rint(value, value)
+        value *= resolution
+        return value
     value = true_position.copy()
-    noisy = noise > 0
-    if noisy.any():
+    if any_noisy:
         value[noisy] += rng.standard_normal(int(noisy.sum())) * noise[noisy]
-    quantised = resolution > 0
-    if quantised.all():  # every one (an encoder each): rint is round's own
+    if all_quantised:  # every one (an encoder each): rint is round's own
         value /= resolution
         np.rint(value, value)
         value *= resolution
     elif quantised.any():
         r = resolution[quantised]
         value[quantised] = np.round(value[quantised] / r) * r
+    if out is not None:
+        out[:] = value
     return value

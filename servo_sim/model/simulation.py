@@ -207,10 +207,8 @@ class Simulation:
         """Advance ``n`` basic time steps."""
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise ValueError(f"step count {n!r} rejected: must be an integer >= 0")
-        step = self.bank.step
         with np.errstate(all="ignore"):
-            for _ in range(n):
-                step()
+            self.bank.steps(n)
 
     @property
     def time(self) -> float:

@@ -36,6 +36,7 @@ own (passive, or moved by the model's actuators at ``ctrl`` 0).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Mapping
@@ -44,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from ..model import law
 from ..model.config import ConfigError, SimulationConfig, ros_name
 from ..model.law import numba_jit
 from ..resources import share_candidates
@@ -227,20 +229,59 @@ class MujocoBody:
             return False
         first = _COMPILED is None
         if first:
-            jit = numba_jit()
-            _COMPILED = jit(gather), jit(apply), jit(read)
+            _COMPILED = _compile()
         data, n = self.data, len(self.joints)
-        self._gather, self._apply, self._read = _COMPILED
+        self._gather, self._apply, self._read, self._between = _COMPILED
         # compiled now (cached on disk after the first time), not in the first step
         p, inertia_dt, own, _ = self._gather(data.M, self.diag, data.qfrc_passive,
                                              data.qfrc_bias, self.dadr, np.zeros(n),
                                              np.zeros(n), np.zeros(n), self.dt)
         self._apply(p, p, inertia_dt, own, self.dadr, data.qfrc_applied.copy())
         self._read(data.qpos, self.qadr, data.qvel, self.dadr)
+        self._between(*self._between_arguments(bank, copies=True))
         if first:
             log.info("the servo law compiled by numba for MuJoCo's step in %.1f s "
                      "(SERVO_SIM_JIT=0: numpy's)", time.perf_counter() - started)
         return True
+
+    def run(self, bank: Any, steps: int) -> tuple:
+        """``steps`` dynamic steps (with the compiled law: ``use_compiled``), each as
+        ``MotorBank._step_dynamic`` makes it with this body, the work between MuJoCo's
+        two halves in one compiled call (:func:`between`); not the clock or the sensors.
+        ``(position, velocity, velocity a step before, the law's results)`` after them,
+        for the bank to keep (``MotorBank._keep_run``)."""
+        step1, step2, model, data = self.mj.mj_step1, self.mj.mj_step2, self.model, self.data
+        *_, qpos, qvel = self._views
+        between, dadr = self._between, self.dadr
+        arguments = self._between_arguments(bank)
+        act = bank.actuators
+        for left in range(steps, 0, -1):
+            if left == 1:  # the velocity the last step starts from
+                previous = qvel[dadr]
+            step1(model, data)
+            results = between(*arguments)
+            if act is not None and act.any_starting:  # the first step started them
+                act.keep()
+            step2(model, data)
+            arguments[_COMMAND] = results[4]
+        x, v = self._read(qpos, self.qadr, qvel, dadr)
+        return x, v, previous, results
+
+    def _between_arguments(self, bank: Any, copies: bool = False) -> list:
+        """:func:`between`'s arguments now (``copies``: of the arrays it writes, to
+        compile it without a step)."""
+        act = bank.actuators
+        tables = act.compiled_arguments if act is not None else bank._no_actuators[1]
+        mass_matrix, passive, bias, applied, qpos, qvel = self._views
+        arguments = [mass_matrix, self.diag, passive, bias, self.dadr, self.external,
+                     self.servo_mass, applied, bank.dt, qpos, self.qadr, qvel,
+                     bank.command_velocity, bank._law_floats, bank._law_masks,
+                     bank._any_feedforward, bank._any_acceleration_limit,
+                     bank._any_force_control, *tables, bank._any_spring,
+                     bank.spring_constant, bank.energy, bank._energy_per_force]
+        if copies:
+            arguments = [a.copy() if isinstance(a, np.ndarray) else a for a in arguments]
+        return arguments
 
     def attach(self, bank: Any) -> None:
         """The model at its reference pose, the motors' joints at the bank's state."""
@@ -306,8 +347,61 @@ def compile_ahead() -> float | None:
     return time.perf_counter() - started
 
 
-#: gather, apply and read compiled by numba (MujocoBody.use_compiled), made once
-_COMPILED: tuple[Any, Any, Any] | None = None
+#: gather, apply, read and between compiled by numba (MujocoBody.use_compiled), made once
+_COMPILED: tuple[Any, Any, Any, Any] | None = None
+
+
+def _compile() -> tuple[Any, Any, Any, Any]:
+    """gather, apply, read and between compiled by numba. between calls the law's
+    compiled code (law.py): its cache is named for the sources of both files."""
+    jit = numba_jit()
+    compiled = jit(gather), jit(apply), jit(read)
+    namespace = dict(globals(), gather=compiled[0], apply=compiled[1], read=compiled[2],
+                     each_motor=law.compiled(), account=law.compiled_account(),
+                     servo_loads=jit(law.servo_loads))
+    sources = hashlib.sha256(Path(law.__file__).read_bytes() + Path(__file__).read_bytes())
+    return (*compiled, jit(law.clone(between, namespace, sources.hexdigest()[:16])))
+
+
+#: rows of the bank's law table that between reads
+_APPLIED_FORCE = law.BANK_FLOATS.index("applied_force")
+_ACTIVE_GAIN = law.BANK_FLOATS.index("active_gain")
+#: what between calls: _compile gives it the compiled ones (the law's loop, each_motor,
+#: has no numpy form taking the tables)
+account, servo_loads, each_motor = law.account, law.servo_loads, None
+
+
+def between(mass_matrix: np.ndarray, diag: np.ndarray, passive: np.ndarray,
+            bias: np.ndarray, dofs: np.ndarray, external: np.ndarray,
+            servo_mass: np.ndarray, applied: np.ndarray, dt: float, qpos: np.ndarray,
+            qadr: np.ndarray, qvel: np.ndarray, command_velocity: np.ndarray,
+            bank_floats: np.ndarray,
+            bank_masks: np.ndarray, any_feedforward: bool, any_acceleration_limit: bool,
+            any_force_control: bool, actuator_flags: np.ndarray,
+            actuator_floats: np.ndarray, actuator_masks: np.ndarray, any_spring: bool,
+            spring_constant: np.ndarray, energy: np.ndarray,
+            energy_per_force: np.ndarray) -> np.ndarray:
+    """A step's work between ``mj_step1`` and ``mj_step2``, compiled only (``run``): as
+    ``MotorBank._step_dynamic`` joins it with this body's ``momentum`` and ``advance``
+    (:func:`gather`, the servo's own loads, the law, :func:`apply`, the force's
+    account), in one call; the law's results (rows: ``law.RESULTS``). The joints'
+    state is MuJoCo's (``qpos``, ``qvel``): the bank's after each step (``read``)."""
+    x, v = read(qpos, qadr, qvel, dofs)
+    p, inertia_dt, own, mass = gather(mass_matrix, diag, passive, bias, dofs, v, external,
+                                      servo_mass, dt)
+    servo_loads(p, any_force_control, bank_floats[_APPLIED_FORCE], any_spring,
+                spring_constant, x)
+    results, _ = each_motor(dt, x, v, p, mass, inertia_dt, command_velocity, bank_floats,
+                            bank_masks, any_feedforward, any_acceleration_limit,
+                            any_force_control, actuator_flags, actuator_floats,
+                            actuator_masks)
+    apply(results[0], v, inertia_dt, own, dofs, applied)
+    account(results[1], bank_floats[_ACTIVE_GAIN], energy, energy_per_force)
+    return results
+
+
+#: where run puts the command velocity each step changes in between's arguments
+_COMMAND = between.__code__.co_varnames.index("command_velocity")
 
 
 def gather(mass_matrix: np.ndarray, diag: np.ndarray, passive: np.ndarray,
