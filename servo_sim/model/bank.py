@@ -381,6 +381,11 @@ class MotorBank:
         supervisor has nothing to do, the steps up to each sensor refresh in one run of
         it (the same steps to the bit, fewer calls between them). The lock is held for a
         step or a run; commands come between them."""
+        if self._run is None:  # no run of the body's: step by step, as ever
+            step = self.step
+            for _ in range(n):
+                step()
+            return
         while n > 0:
             with self.lock:
                 if self._run is None or self.kinematic or self.supervisor.busy:
