@@ -99,6 +99,7 @@ class Actuators:
         for names, table in ((ACTUATOR_FLOATS, self.floats), (ACTUATOR_MASKS, self.masks)):
             for name, row in zip(names, table, strict=True):
                 setattr(self, name, row)
+        self._state_rows = tuple(getattr(self, name) for name in _STATE)
         #: the firmware's gains (kp, ki, kd) and the M5 friction (k_ext ... base_s): rows
         self.gains = self.floats[ACTUATOR_FLOATS.index("kp"):][:3]
         self.load_friction = self.floats[ACTUATOR_FLOATS.index("k_ext"):][:5]
@@ -231,8 +232,7 @@ class Actuators:
         four results: set-point, its velocity, backlash gap, starting) copied into this
         one's rows; the compiled runner's (``None``) are updated in place already."""
         if result is not None:
-            for name, new in zip(_STATE, result[8:], strict=True):
-                row = getattr(self, name)
+            for row, new in zip(self._state_rows, result[8:], strict=True):
                 if new is not row:
                     np.copyto(row, new)
         if self.any_starting:  # the step started their profiles

@@ -514,8 +514,9 @@ class MotorBank:
     def servo_loads(self, p: np.ndarray) -> None:
         """Add the servo's own loads to a step's momentum ``p`` (in place), whatever the
         body: set_torque's force and the spring (explicit here, implicit in the mass)."""
-        law.servo_loads(p, self._any_force_control, self.applied_force, self._any_spring,
-                        self.spring_constant, self.position)
+        if self._any_force_control or self._any_spring:  # (most steps: none, no call)
+            law.servo_loads(p, self._any_force_control, self.applied_force,
+                            self._any_spring, self.spring_constant, self.position)
 
     def _step_kinematic(self) -> None:
         """Webots without physics: velocity ramps, position walks to the target."""
