@@ -16,6 +16,7 @@ import pytest
 from conftest import REPO
 
 from servo_sim.model import Simulation, law
+from servo_sim.model import bank as bank_module
 from servo_sim.model.config import load_config, to_dict
 from servo_sim.model.profiles import profile_names
 
@@ -149,13 +150,13 @@ def sensors(sim: Simulation) -> dict[str, np.ndarray]:
         "time_ms": np.array(bank.time_ms), "previous_velocity": bank.previous_velocity.copy()}
 
 
-@pytest.mark.parametrize("periods", [(8, 8), (5, 3), (0, 7), (1, 0)])
+@pytest.mark.parametrize("periods", [(8, 8), (5, 3), (0, 7), (1, 0), (0, 0)])
 def test_a_run_of_mujoco_steps_is_the_steps_one_by_one(periods):
     """Simulation.step(n) on MuJoCo with the compiled law runs the steps up to each sensor
     refresh in one loop of the body's (MujocoBody.run): the same bits as n calls of the
     bank's step, state, sensors and clock, through every command (a trapezoidal move and
     a halt keep the supervisor busy: one by one there too), with the sensors refreshed
-    together, apart, one disabled."""
+    together, apart, one disabled, every step, neither (runs of RUN_STEPS at most)."""
     pytest.importorskip("mujoco", reason="MuJoCo is not installed")
     raw = to_dict(load_config(REPO / "config" / "so101.yaml"))
     raw = {"basic_time_step_ms": 1, "motors": raw["motors"], "physics": "mujoco",
@@ -176,8 +177,12 @@ def test_a_run_of_mujoco_steps_is_the_steps_one_by_one(periods):
                 ones.bank.step()
         assert_same_bits(state(runs) | sensors(runs), state(ones) | sensors(ones),
                          f"command {k}")
-    # runs of several steps were taken where no sensor refreshes every step
+    # runs of several steps were taken where no sensor refreshes every step; never
+    # more than RUN_STEPS (the lock is held for a run)
     assert (max(calls) > 1) == (periods[0] != 1)
+    assert max(calls) <= bank_module.RUN_STEPS
+    if periods == (0, 0):
+        assert max(calls) == bank_module.RUN_STEPS
 
 
 def test_the_run_loops_compiled_cache_is_named_for_both_sources():

@@ -47,6 +47,9 @@ KINEMATIC_TARGET_THRESHOLD = 1e-6
 KINEMATIC_VELOCITY_THRESHOLD = 1e-6
 
 
+#: the most steps of one run of the body's loop (MotorBank.steps): its lock is held for a
+#: run, and commands from other threads wait for it (100: about 1.3 ms of one SO-101)
+RUN_STEPS = 100
 #: law.servo_step's names of the bank's arrays that the bank calls otherwise
 _LAW_ROWS = {"pid_gain": "_pid_gain", "not_pid_gain": "_not_pid_gain",
              "position_gain": "_position_gain", "active_gain": "_active_gain",
@@ -378,9 +381,9 @@ class MotorBank:
     def steps(self, n: int) -> None:
         """Advance ``n`` basic time steps: ``n`` times :meth:`step`, or, where the body
         runs steps in a loop of its own (MuJoCo's, with the compiled law) and the
-        supervisor has nothing to do, the steps up to each sensor refresh in one run of
-        it (the same steps to the bit, fewer calls between them). The lock is held for a
-        step or a run; commands come between them."""
+        supervisor has nothing to do, the steps up to each sensor refresh (at most
+        :data:`RUN_STEPS`) in one run of it: the same steps to the bit, fewer calls
+        between them. The lock is held for a step or a run; commands come between them."""
         if self._run is None:  # no run of the body's: step by step, as ever
             step = self.step
             for _ in range(n):
@@ -393,7 +396,7 @@ class MotorBank:
                     n -= 1
                     continue
                 due = min(self.position_sensor.next_due_ms, self.force_sensor.next_due_ms)
-                steps = min(n, max(1, -((self.time_ms - due) // self.step_ms)))
+                steps = min(n, RUN_STEPS, max(1, -((self.time_ms - due) // self.step_ms)))
                 self._keep_run(self._run(self, steps))
                 self.advance_clock(steps)
                 self.sample_sensors()
