@@ -193,7 +193,7 @@ def test_the_run_loops_compiled_cache_is_named_for_both_sources():
     from pathlib import Path
 
     from servo_sim.multibody import body
-    compiled = body._compile()[3]
+    compiled = body._compile()[1]
     sources = hashlib.sha256(Path(law.__file__).read_bytes() + Path(body.__file__).read_bytes())
     assert compiled.py_func.__qualname__ == f"between_{sources.hexdigest()[:16]}"
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import make_sim, one
 
-from servo_sim.model.sensors import SampledSensors
+from servo_sim.model.sensors import SampledSensors, measure_position, position_masks
 
 
 def test_position_is_nan_until_the_first_full_period():
@@ -82,6 +82,27 @@ def test_resolution_quantises_the_reading():
     sim.step(200)
     assert m.position == pytest.approx(0.123456, abs=1e-6)
     assert m.get_position() == pytest.approx(0.12, abs=1e-15)
+
+
+@pytest.mark.parametrize("into", ["new", "out"])
+@pytest.mark.parametrize("masks", [False, True])
+def test_a_reading_quantises_each_sensor_to_its_own_resolution_and_leaves_the_truth(
+        into, masks):
+    """Sensors of mixed resolution (0.1 rad, 0.25 rad, infinite), no noise: each reading
+    is the true position rounded to its own resolution (half to even, as numpy rounds),
+    into a new array or ``out``, with masks made here or given; the true positions stay
+    as they were (the caller's array is not a reading)."""
+    true = np.array([0.26, -0.38, 0.123456, 0.125])
+    resolution = np.array([0.1, 0.25, -1.0, 0.25])
+    expected = [0.3, -0.5, 0.123456, 0.0]  # by hand: 2.6 -> 3, -1.52 -> -2, none, 0.5 -> 0
+    out = np.full(4, np.nan) if into == "out" else None
+    reading = measure_position(true, np.zeros(4), resolution, np.random.default_rng(0),
+                               position_masks(np.zeros(4), resolution) if masks else None,
+                               out)
+    assert reading == pytest.approx(expected, abs=1e-12)
+    assert true.tolist() == [0.26, -0.38, 0.123456, 0.125]
+    if out is not None:
+        assert reading is out
 
 
 def test_noise_is_gaussian_with_the_configured_std_and_seeded():

@@ -73,11 +73,9 @@ def _column(actuators: Sequence[ActuatorConfig], get) -> np.ndarray:
     return np.array([get(a) for a in actuators], dtype=float)
 
 
-#: the actuators' state the step changes; where any_starting is in step_arguments() and
-#: in tables()
+#: the actuators' state the step changes
 _STATE = ("setpoint", "setpoint_velocity", "gap", "starting")
-
-
+#: where any_starting is in step_arguments() and in tables()'s flags
 _NAMES = servo_step.__code__.co_varnames[:servo_step.__code__.co_argcount]
 _STARTING_AT = _NAMES.index("any_starting") - _NAMES.index("has_actuators")
 _FLAGS_STARTING_AT = ACTUATOR_FLAGS.index("any_starting")
@@ -220,11 +218,8 @@ class Actuators:
     def tables(self, present: bool = True) -> list:
         """The compiled runner's actuator arguments (``law._each_motor``'s last three):
         the flags (``law.ACTUATOR_FLAGS``) as one array, the two tables."""
-        flags = np.array([present, self.any_firmware, self.any_goal_ticks,
-                          self.all_goal_ticks, self.any_following, self.all_following,
-                          self.any_starting, self.any_encoder, self.all_encoder,
-                          self.any_deadband, self.any_friction, self.any_envelope,
-                          self.any_backlash, self.any_load_dependent], dtype=bool)
+        flags = np.array([present, *(getattr(self, name) for name in ACTUATOR_FLAGS[1:])],
+                         dtype=bool)
         return [flags, self.floats, self.masks]
 
     def keep(self, result: tuple | None = None) -> None:

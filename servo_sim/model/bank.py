@@ -391,7 +391,7 @@ class MotorBank:
             return
         while n > 0:
             with self.lock:
-                if self._run is None or self.kinematic or self.supervisor.busy:
+                if self.supervisor.busy:
                     self.step()
                     n -= 1
                     continue

@@ -86,21 +86,21 @@ def measure_position(true_position: np.ndarray, noise: np.ndarray, resolution: n
     """
     noisy, any_noisy, quantised, all_quantised = (
         position_masks(noise, resolution) if masks is None else masks)
-    if all_quantised and not any_noisy:  # an encoder each, exact: whole ticks only
-        value = np.divide(true_position, resolution, out=out)
+    value = true_position
+    if any_noisy:
+        value = value.copy()
+        value[noisy] += rng.standard_normal(int(noisy.sum())) * noise[noisy]
+    if all_quantised:  # every one (an encoder each): rint is round's own
+        value = np.divide(value, resolution, out=out)
         np.rint(value, value)
         value *= resolution
         return value
-    value = true_position.copy()
-    if any_noisy:
-        value[noisy] += rng.standard_normal(int(noisy.sum())) * noise[noisy]
-    if all_quantised:  # every one (an encoder each): rint is round's own
-        value /= resolution
-        np.rint(value, value)
-        value *= resolution
-    elif quantised.any():
-        r = resolution[quantised]
-        value[quantised] = np.round(value[quantised] / r) * r
     if out is not None:
         out[:] = value
+        value = out
+    elif value is true_position:  # (not a copy of its own yet)
+        value = value.copy()
+    if quantised.any():
+        r = resolution[quantised]
+        value[quantised] = np.round(value[quantised] / r) * r
     return value

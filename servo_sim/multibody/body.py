@@ -170,8 +170,10 @@ class MujocoBody:
         self.dt = config.basic_time_step_ms / 1000.0
         self.inertia_dt = np.zeros(len(ids))
         self._own = np.zeros(len(ids))
-        # the step's array work on MuJoCo's data: numpy's, or compiled (use_compiled)
-        self._gather, self._apply, self._read = gather, apply, read
+        #: the work between MuJoCo's two halves compiled (use_compiled), else None:
+        #: numpy's momentum and advance; and the read that ends a run (compiled with it)
+        self._between: Any = None
+        self._read = read
         self.servo_mass = np.zeros(len(ids))
         self.external = np.zeros(len(ids))
 
@@ -218,11 +220,12 @@ class MujocoBody:
     # ------------------------------------------------------------------ the Body interface
 
     def use_compiled(self, bank: Any) -> bool:
-        """The step's array work and the servo law compiled by numba, where it is
-        installed (``law.compiled``: the same source); whether they are. The law's numpy
-        calls would otherwise cost some 25 times MuJoCo's own step."""
+        """The step's array work and the servo law compiled by numba into one call
+        (:func:`between`, which :meth:`run` steps with), where numba is installed
+        (``law.compiled``: the same source); whether they are. The law's numpy calls
+        would otherwise cost some 25 times MuJoCo's own step."""
         global _COMPILED
-        if self._gather is not gather:
+        if self._between is not None:
             return True
         started = time.perf_counter()
         if not bank.use_compiled_law():
@@ -230,14 +233,8 @@ class MujocoBody:
         first = _COMPILED is None
         if first:
             _COMPILED = _compile()
-        data, n = self.data, len(self.joints)
-        self._gather, self._apply, self._read, self._between = _COMPILED
+        self._read, self._between = _COMPILED
         # compiled now (cached on disk after the first time), not in the first step
-        p, inertia_dt, own, _ = self._gather(data.M, self.diag, data.qfrc_passive,
-                                             data.qfrc_bias, self.dadr, np.zeros(n),
-                                             np.zeros(n), np.zeros(n), self.dt)
-        self._apply(p, p, inertia_dt, own, self.dadr, data.qfrc_applied.copy())
-        self._read(data.qpos, self.qadr, data.qvel, self.dadr)
         self._between(*self._between_arguments(bank, copies=True))
         if first:
             log.info("the servo law compiled by numba for MuJoCo's step in %.1f s "
@@ -264,7 +261,7 @@ class MujocoBody:
                 act.keep()
             step2(model, data)
             arguments[_COMMAND] = results[4]
-        x, v = self._read(qpos, self.qadr, qvel, dadr)
+        x, v = self._read(qpos, self.qadr, qvel, dadr)  # (numpy's: 0.5 us a step more)
         return x, v, previous, results
 
     def _between_arguments(self, bank: Any, copies: bool = False) -> list:
@@ -313,7 +310,7 @@ class MujocoBody:
     def momentum(self, bank: Any) -> tuple[np.ndarray, np.ndarray]:
         self.mj.mj_step1(self.model, self.data)
         mass_matrix, passive, bias = self._views[:3]
-        p, self.inertia_dt, self._own, mass = self._gather(
+        p, self.inertia_dt, self._own, mass = gather(
             mass_matrix, self.diag, passive, bias, self.dadr, bank.velocity, self.external,
             self.servo_mass, self.dt)
         bank.servo_loads(p)
@@ -322,9 +319,9 @@ class MujocoBody:
     def advance(self, bank: Any, velocity: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, None]:
         _, _, _, applied, qpos, qvel = self._views
-        self._apply(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr, applied)
+        apply(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr, applied)
         self.mj.mj_step2(self.model, self.data)
-        x, v = self._read(qpos, self.qadr, qvel, self.dadr)
+        x, v = read(qpos, self.qadr, qvel, self.dadr)
         return x, v, None
 
 
@@ -347,20 +344,21 @@ def compile_ahead() -> float | None:
     return time.perf_counter() - started
 
 
-#: gather, apply, read and between compiled by numba (MujocoBody.use_compiled), made once
-_COMPILED: tuple[Any, Any, Any, Any] | None = None
+#: read and between compiled by numba (MujocoBody.use_compiled), made once
+_COMPILED: tuple[Any, Any] | None = None
 
 
-def _compile() -> tuple[Any, Any, Any, Any]:
-    """gather, apply, read and between compiled by numba. between calls the law's
-    compiled code (law.py): its cache is named for the sources of both files."""
+def _compile() -> tuple[Any, Any]:
+    """read and between compiled by numba, between with gather, apply and read, the
+    law's loop and its account. between calls the law's compiled code (law.py): its
+    cache is named for the sources of both files."""
     jit = numba_jit()
-    compiled = jit(gather), jit(apply), jit(read)
-    namespace = dict(globals(), gather=compiled[0], apply=compiled[1], read=compiled[2],
+    compiled_read = jit(read)
+    namespace = dict(globals(), gather=jit(gather), apply=jit(apply), read=compiled_read,
                      each_motor=law.compiled(), account=law.compiled_account(),
                      servo_loads=jit(law.servo_loads))
     sources = hashlib.sha256(Path(law.__file__).read_bytes() + Path(__file__).read_bytes())
-    return (*compiled, jit(law.clone(between, namespace, sources.hexdigest()[:16])))
+    return compiled_read, jit(law.clone(between, namespace, sources.hexdigest()[:16]))
 
 
 #: rows of the bank's law table that between reads
