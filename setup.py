@@ -41,7 +41,9 @@ setup(
                  "rosbags>=0.9", "lark>=1.1", "PyQt5>=5.15", "pyqtgraph>=0.13",
                  "pytest-qt>=4.2", "robotraconteur>=1.2.9,<1.3",
                  "robotraconteurcompanion>=0.4,<0.5", "mujoco-core>=4.0,<4.1",
-                 "numba>=0.68,<0.69"],
+                 "numba>=0.68,<0.69",
+                 # SciPy's bounded least squares checks the coupled motors' solve
+                 "scipy>=1.10"],
     },
     entry_points={"console_scripts": [
         "servo-sim = servo_sim.cli:main",

@@ -480,7 +480,7 @@ class MotorBank:
             if act is not None:
                 act.keep(result)
         self.command_velocity = v_cmd
-        x_new, v_new, stopped = body.advance(self, v_new)
+        x_new, v_new, stopped, force = body.advance(self, v_new, force)
         if stopped is not None and act is not None and act.any_envelope and stopped.any():
             force = np.where(stopped, act.force_at_rest(
                 wanted, duty if has_duty else None, self._force_limit), force)

@@ -11,8 +11,9 @@ carries and moves it. Between them, one interface (:class:`Body`), two calls a s
   ``inertia_dt`` (the inertia's share of ``mass``, for the gear's load-dependent
   friction). The actuator half then finds the motor force ``f`` and the velocity the
   joint reaches, ``v' = (p + f - friction) / mass`` (``Actuators.velocity``);
-* ``advance(bank, v')`` -> ``(x, v, stopped)``: the joints' position and velocity one
-  step on, and which joints a hard stop holds (None: the body does not say).
+* ``advance(bank, v', f)`` -> ``(x, v, stopped, f)``: the joints' position and velocity
+  one step on, which joints a hard stop holds (None: the body does not say) and the
+  motor forces (the law's ``f``, or those of a solve of the body's own).
 
 Two bodies implement it:
 
@@ -25,7 +26,9 @@ Two bodies implement it:
   gravity, Coriolis and passive forces at the pose); ``advance`` applies the torque
   that takes the joint to ``v'`` were it alone, ``inertia/dt * (v' - v)`` less MuJoCo's
   own forces, and MuJoCo steps the coupled body (gravity at every pose, one joint's
-  acceleration on another, joint limits, contact).
+  acceleration on another, joint limits, contact). Webots' ideal motors it solves
+  together instead (``servo_sim.multibody.coupled``): their velocity targets, static
+  friction and stops, each within its bound.
 
 A body may also step the joints in a loop of its own, ``run(bank, steps)`` ->
 ``(x, v, v a step before, the law's results)``: where it has one and the bank's law is
@@ -78,10 +81,12 @@ class Body(Protocol):
     def momentum(self, bank: MotorBank) -> tuple[np.ndarray, np.ndarray]:
         """``(p, mass)`` of the step, before the motors act."""
 
-    def advance(self, bank: MotorBank, velocity: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """``(position, velocity, stopped)`` one step on, the joints reaching ``velocity``
-        (each as if alone)."""
+    def advance(self, bank: MotorBank, velocity: np.ndarray, force: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+        """``(position, velocity, stopped, force)`` one step on: the joints reaching
+        ``velocity`` (each as if alone) under the law's motor ``force``, or, where the
+        body solves its motors together (a coupled body's Webots motors), at the
+        velocities and with the motor forces of that solve."""
 
 
 class JointBodies:
@@ -106,12 +111,12 @@ class JointBodies:
         bank.servo_loads(p)
         return p, bank.joint_mass
 
-    def advance(self, bank: MotorBank, velocity: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def advance(self, bank: MotorBank, velocity: np.ndarray, force: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
         x_new = velocity * bank.dt
         x_new += bank.position
         stopped = bank.apply_stops(x_new, velocity) if bank.any_stops else None
-        return x_new, velocity, stopped
+        return x_new, velocity, stopped, force
 
 
 def make_body(config: SimulationConfig) -> Any:

@@ -14,6 +14,10 @@ mass matrix's diagonal, armature included, over the step) -> servo_sim's actuato
 whole law as on its own: PID or firmware law on ticks, dead zone, backlash, envelope,
 friction) -> the torque that would take the joint alone to the velocity the actuator
 found, into ``qfrc_applied`` -> ``mj_step2`` (the coupled body, joint limits, contact).
+Webots' ideal motors (no servo profile: :func:`coupled_rows`) are not torques but
+velocity rows within their bounds: their joints' forces, static friction and stops are
+solved together over the whole mass matrix (:mod:`.coupled`), the others' torques as
+known forces.
 
 What servo_sim overrides in the model, each logged in one line at start:
 
@@ -49,6 +53,7 @@ from ..model import law
 from ..model.config import ConfigError, SimulationConfig, ros_name
 from ..model.law import numba_jit
 from ..resources import share_candidates
+from .coupled import solve_box
 
 log = logging.getLogger("servo_sim")
 
@@ -176,6 +181,10 @@ class MujocoBody:
         self._read = read
         self.servo_mass = np.zeros(len(ids))
         self.external = np.zeros(len(ids))
+        #: the motors solved together (coupled_rows): their joints' limits are rows of
+        #: that solve, not MuJoCo's; None until attach
+        self.coupled: np.ndarray | None = None
+        self._limited = model.jnt_limited.copy()
 
     def _override(self, config: SimulationConfig, model: Any) -> list[str]:
         """Set what servo_sim models instead of the model; one line each saying what."""
@@ -227,6 +236,8 @@ class MujocoBody:
         global _COMPILED
         if self._between is not None:
             return True
+        if self.coupled is not None and self.coupled.any():
+            return False  # the solve of coupled rows runs in numpy, step by step
         started = time.perf_counter()
         if not bank.use_compiled_law():
             return False
@@ -283,6 +294,7 @@ class MujocoBody:
     def attach(self, bank: Any) -> None:
         """The model at its reference pose, the motors' joints at the bank's state."""
         mj, model, data = self.mj, self.model, self.data
+        self.coupled = coupled_rows(bank) & self.driven
         self.use_compiled(bank)
         mj.mj_resetData(model, data)
         data.qpos[self.qadr] = bank.position
@@ -299,7 +311,14 @@ class MujocoBody:
             joints = self.joints[stops]
             model.jnt_range[joints, 0] = bank.min_stop[stops]
             model.jnt_range[joints, 1] = bank.max_stop[stops]
-            model.jnt_limited[joints] = 1
+            self._limited[joints] = 1
+        model.jnt_limited[:] = self._limited
+        coupled = self.coupled if self.coupled is not None else np.zeros(len(self.joints), bool)
+        limited = coupled & (self._limited[self.joints] > 0)
+        #: the coupled joints' stops, rows of the solve (MuJoCo's limit off there)
+        self.stop_low = np.where(limited, model.jnt_range[self.joints, 0], -np.inf)
+        self.stop_high = np.where(limited, model.jnt_range[self.joints, 1], np.inf)
+        model.jnt_limited[self.joints[limited]] = 0
         data = self.data  # mj_setConst computes at qpos0 in data: the state is kept
         state = [data.qpos.copy(), data.qvel.copy(), data.act.copy(), data.time]
         self.mj.mj_setConst(model, data)
@@ -316,13 +335,84 @@ class MujocoBody:
         bank.servo_loads(p)
         return p, mass
 
-    def advance(self, bank: Any, velocity: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, None]:
+    def advance(self, bank: Any, velocity: np.ndarray, force: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, None, np.ndarray]:
         _, _, _, applied, qpos, qvel = self._views
         apply(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr, applied)
+        if self.coupled is not None and self.coupled.any():
+            force = self._solve(bank, force)
         self.mj.mj_step2(self.model, self.data)
         x, v = read(qpos, self.qadr, qvel, self.dadr)
-        return x, v, None
+        return x, v, None, force
+
+    def _solve(self, bank: Any, force: np.ndarray) -> np.ndarray:
+        """The coupled motors' and stops' forces of the step, solved together
+        (:mod:`.coupled`), into ``qfrc_applied`` with the other joints' torques; the
+        motor forces, the law's for the motors outside the solve."""
+        mj, model, data = self.mj, self.model, self.data
+        _, passive, bias, applied, _, qvel = self._views
+        rows = self.coupled
+        dofs = self.dadr[rows]
+        nv = model.nv
+        full = np.zeros((nv, nv))
+        mj.mj_fullM(model, data, full)
+        a = full / self.dt
+        a[np.diag_indices(nv)] += model.dof_damping  # MuJoCo's implicit damping
+        # the servos' own loads of the coupled joints: external, set_torque, the spring's
+        # explicit part
+        loads = self.external.copy()
+        bank.servo_loads(loads)
+        own_loads = loads[rows]
+        if model.nu:
+            mj.mj_fwdActuation(model, data)  # the model's own actuators on other joints
+        b = a @ qvel + passive + data.qfrc_actuator - bias  # (passive: -damping * v too)
+        b += applied  # the torques of the joints outside the solve (apply's)
+        b[dofs] += own_loads - applied[dofs]
+        a[dofs, dofs] += self.servo_mass[rows]  # the servo's implicit spring and damper
+        # rows: each coupled motor, then the stops its joint would cross without them
+        # (added until none is crossed), each pushing outward only
+        x, dt = bank.position[rows], self.dt
+        low, high = self.stop_low[rows], self.stop_high[rows]
+        limit = bank._force_limit[rows]
+        n = int(rows.sum())
+        at_low = np.zeros(n, dtype=bool)
+        at_high = np.zeros(n, dtype=bool)
+        solved = np.linalg.solve(a, np.column_stack([b, np.eye(nv)[:, dofs]]))
+        v_free, response = solved[:, 0], solved[:, 1:]  # response: per unit row force
+        while True:
+            lower, upper = np.flatnonzero(at_low), np.flatnonzero(at_high)
+            which = np.concatenate([np.arange(n), lower, upper])
+            target = np.concatenate([bank.command_velocity[rows], (low[lower] - x[lower]) / dt,
+                                     (high[upper] - x[upper]) / dt])
+            lo = np.concatenate([-limit, np.zeros(lower.size), np.full(upper.size, -np.inf)])
+            hi = np.concatenate([limit, np.full(lower.size, np.inf), np.zeros(upper.size)])
+            w = response[dofs][np.ix_(which, which)]
+            f = solve_box(w, target - v_free[dofs][which], lo, hi)
+            joint_force = np.zeros(n)
+            np.add.at(joint_force, which, f)
+            v_new = v_free + response @ joint_force
+            x_new = x + dt * v_new[dofs]
+            crossing_low = ~at_low & (x_new < low)
+            crossing_high = ~at_high & (x_new > high)
+            if not (crossing_low.any() or crossing_high.any()):
+                break
+            at_low |= crossing_low
+            at_high |= crossing_high
+        applied[dofs] = joint_force + own_loads - self.servo_mass[rows] * v_new[dofs]
+        force = force.copy()
+        force[rows] = f[:n]
+        return force
+
+
+def coupled_rows(bank: Any) -> np.ndarray:
+    """The motors whose law is Webots' ideal motor (a velocity target within +-a force:
+    no firmware law, torque-speed envelope, backlash or gear friction): on a coupled
+    body they are solved together (:mod:`.coupled`); the others' law outputs a torque."""
+    act = bank.actuators
+    if act is None:
+        return np.ones(bank.n, dtype=bool)
+    return (~act.firmware & np.isinf(act.drive) & (act.half_gap == 0.0)
+            & (act.friction == 0.0) & ~act.load_friction.any(axis=0))
 
 
 def compile_ahead() -> float | None:
