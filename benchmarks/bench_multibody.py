@@ -9,7 +9,9 @@ holding a pose under the arm's weight, sensors sampled every 8 ms):
 * mj_step - the same, one ``mujoco.mj_step`` call per step from Python;
 * joints  - servo_sim's per-joint integration of the same servos (``physics:
             dynamic``, no MuJoCo): what the servo law costs on its own;
-* mujoco  - servo_sim's servos driving MuJoCo's body (``physics: mujoco``).
+* mujoco  - servo_sim's servos driving MuJoCo's body (``physics: mujoco``);
+* ideal   - Webots' ideal motors (no servo profile: P 10, 3 N*m, 5 rad/s) on the same
+            body, solved together each step (``servo_sim/multibody/coupled.py``).
 
 Each figure is the best of several repeats, interleaved so that all see the same
 machine, in wall-clock time or (``--clock cpu``) in the CPU time of this thread, which
@@ -63,10 +65,13 @@ def arms_model(arms: int, directory: Path, actuators: bool) -> Path:
     return path
 
 
-def servo_sim(arms: int, model: Path | None) -> Simulation:
+def servo_sim(arms: int, model: Path | None, ideal: bool = False) -> Simulation:
     """config/so101.yaml's servos for ``arms`` arms at 1 ms, holding POSE; ``model``:
-    in MuJoCo, else each joint on its own."""
+    in MuJoCo, else each joint on its own; ``ideal``: Webots' ideal motors instead."""
     base = to_dict(load_config(REPO / "config" / "so101.yaml"))["motors"]
+    if ideal:
+        base = [{"name": m["name"], "control_pid": [10.0, 0.0, 0.0], "max_torque": 3.0,
+                 "max_velocity": 5.0} for m in base]
     motors = [{**m, "name": f"a{k}_{m['name']}"} for k in range(arms) for m in base]
     raw = {"basic_time_step_ms": 1, "motors": motors}
     if model is not None:
@@ -109,8 +114,11 @@ def measure(arms: int, steps: int, repeats: int, directory: Path) -> dict[str, f
             mujoco.mj_step(model, data)
 
     joints = servo_sim(arms, None)
-    ours = servo_sim(arms, arms_model(arms, directory, actuators=False))
-    runs = {"floor": floor, "mj_step": mj_step, "joints": joints.step, "mujoco": ours.step}
+    body = arms_model(arms, directory, actuators=False)
+    ours = servo_sim(arms, body)
+    ideal = servo_sim(arms, body, ideal=True)
+    runs = {"floor": floor, "mj_step": mj_step, "joints": joints.step, "mujoco": ours.step,
+            "ideal": ideal.step}
     out = {name: float("inf") for name in runs}
     for _ in range(repeats):
         for name, fn in runs.items():
@@ -132,13 +140,15 @@ def main(argv: list[str] | None = None) -> int:
           f"{platform.python_version()}, MuJoCo {mujoco.__version__}, numpy "
           f"{np.__version__}, {platform.machine()}; {args.clock} time")
     print(f"{'arms':>5} {'servos':>6}  {'floor s/step':>12} {'mj_step':>10} {'joints':>10} "
-          f"{'mujoco':>10}  {'x real time':>11}  {'mujoco/floor':>12}  {'mujoco/joints':>13}")
+          f"{'mujoco':>10}  {'x real time':>11}  {'mujoco/floor':>12}  {'mujoco/joints':>13}"
+          f"  {'ideal':>10} {'x real time':>11}")
     with tempfile.TemporaryDirectory() as tmp:
         for arms in args.arms:
             r = measure(arms, args.steps, args.repeats, Path(tmp))
             print(f"{arms:>5} {6 * arms:>6}  {r['floor']:>12.3e} {r['mj_step']:>10.3e} "
                   f"{r['joints']:>10.3e} {r['mujoco']:>10.3e}  {0.001 / r['mujoco']:>10.1f}x"
-                  f"  {r['mujoco'] / r['floor']:>11.1f}x  {r['mujoco'] / r['joints']:>12.2f}x")
+                  f"  {r['mujoco'] / r['floor']:>11.1f}x  {r['mujoco'] / r['joints']:>12.2f}x"
+                  f"  {r['ideal']:>10.3e} {0.001 / r['ideal']:>10.1f}x")
     return 0
 
 
