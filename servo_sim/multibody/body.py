@@ -319,6 +319,14 @@ class MujocoBody:
         self.stop_low = np.where(limited, model.jnt_range[self.joints, 0], -np.inf)
         self.stop_high = np.where(limited, model.jnt_range[self.joints, 1], np.inf)
         model.jnt_limited[self.joints[limited]] = 0
+        self._any_stop = bool(limited.any())
+        self._row_dofs = self.dadr[coupled]
+        #: the right-hand sides of the solve with MuJoCo's factor of M: b, then a unit
+        #: force on each coupled joint
+        self._unit_rows = np.zeros((1 + self._row_dofs.size, model.nv))
+        self._unit_rows[1 + np.arange(self._row_dofs.size), self._row_dofs] = 1.0
+        self._diagonal = np.diag_indices(model.nv)
+        self._damped = bool(model.dof_damping.any())
         data = self.data  # mj_setConst computes at qpos0 in data: the state is kept
         state = [data.qpos.copy(), data.qvel.copy(), data.act.copy(), data.time]
         self.mj.mj_setConst(model, data)
@@ -351,13 +359,8 @@ class MujocoBody:
         motor forces, the law's for the motors outside the solve."""
         mj, model, data = self.mj, self.model, self.data
         _, passive, bias, applied, _, qvel = self._views
-        rows = self.coupled
-        dofs = self.dadr[rows]
-        nv = model.nv
-        full = np.zeros((nv, nv))
-        mj.mj_fullM(model, data, full)
-        a = full / self.dt
-        a[np.diag_indices(nv)] += model.dof_damping  # MuJoCo's implicit damping
+        rows, dofs, dt = self.coupled, self._row_dofs, self.dt
+        n = dofs.size
         # the servos' own loads of the coupled joints: external, set_torque, the spring's
         # explicit part
         loads = self.external.copy()
@@ -365,40 +368,70 @@ class MujocoBody:
         own_loads = loads[rows]
         if model.nu:
             mj.mj_fwdActuation(model, data)  # the model's own actuators on other joints
-        b = a @ qvel + passive + data.qfrc_actuator - bias  # (passive: -damping * v too)
-        b += applied  # the torques of the joints outside the solve (apply's)
+        # A v' = b + S f: A = M/dt + MuJoCo's implicit damping (+ the servo's implicit
+        # spring and damper on the coupled joints), b = (M/dt + damping) v + its forces
+        # (passive: -damping v too) + the torques of the joints outside the solve
+        b = np.empty(model.nv)
+        mj.mj_mulM(model, data, b, qvel)
+        b /= dt
+        b += passive
+        b += data.qfrc_actuator
+        b -= bias
+        b += applied
         b[dofs] += own_loads - applied[dofs]
-        a[dofs, dofs] += self.servo_mass[rows]  # the servo's implicit spring and damper
-        # rows: each coupled motor, then the stops its joint would cross without them
-        # (added until none is crossed), each pushing outward only
-        x, dt = bank.position[rows], self.dt
-        low, high = self.stop_low[rows], self.stop_high[rows]
+        servo_mass = self.servo_mass[rows]
+        if not self._damped and not servo_mass.any():  # A = M/dt: MuJoCo's factor of M
+            rhs = self._unit_rows.copy()
+            rhs[0] = b
+            solved = np.empty_like(rhs)
+            mj.mj_solveM(model, data, solved, rhs)
+            solved *= dt
+            v_free, response = solved[0], solved[1:].T
+        else:
+            a = np.zeros((model.nv, model.nv))
+            mj.mj_fullM(model, data, a)
+            a /= dt
+            a[self._diagonal] += model.dof_damping
+            b += model.dof_damping * qvel
+            a[dofs, dofs] += servo_mass
+            solved = np.linalg.solve(a, np.column_stack([b, self._unit_rows[1:].T]))
+            v_free, response = solved[:, 0], solved[:, 1:]
+        # response: the velocity per unit force of each row; rows: each coupled motor,
+        # then the stops its joint would cross without them (added until none is
+        # crossed), each pushing outward only
+        w_motors = response[dofs]
+        target = bank.command_velocity[rows]
         limit = bank._force_limit[rows]
-        n = int(rows.sum())
-        at_low = np.zeros(n, dtype=bool)
-        at_high = np.zeros(n, dtype=bool)
-        solved = np.linalg.solve(a, np.column_stack([b, np.eye(nv)[:, dofs]]))
-        v_free, response = solved[:, 0], solved[:, 1:]  # response: per unit row force
-        while True:
-            lower, upper = np.flatnonzero(at_low), np.flatnonzero(at_high)
-            which = np.concatenate([np.arange(n), lower, upper])
-            target = np.concatenate([bank.command_velocity[rows], (low[lower] - x[lower]) / dt,
-                                     (high[upper] - x[upper]) / dt])
-            lo = np.concatenate([-limit, np.zeros(lower.size), np.full(upper.size, -np.inf)])
-            hi = np.concatenate([limit, np.full(lower.size, np.inf), np.zeros(upper.size)])
-            w = response[dofs][np.ix_(which, which)]
-            f = solve_box(w, target - v_free[dofs][which], lo, hi)
-            joint_force = np.zeros(n)
-            np.add.at(joint_force, which, f)
-            v_new = v_free + response @ joint_force
-            x_new = x + dt * v_new[dofs]
-            crossing_low = ~at_low & (x_new < low)
-            crossing_high = ~at_high & (x_new > high)
-            if not (crossing_low.any() or crossing_high.any()):
-                break
-            at_low |= crossing_low
-            at_high |= crossing_high
-        applied[dofs] = joint_force + own_loads - self.servo_mass[rows] * v_new[dofs]
+        f = solve_box(w_motors, target - v_free[dofs], -limit, limit)
+        joint_force = f
+        if self._any_stop:
+            x = bank.position[rows]
+            low, high = self.stop_low[rows], self.stop_high[rows]
+            at_low = np.zeros(n, dtype=bool)
+            at_high = np.zeros(n, dtype=bool)
+            while True:
+                v_new = v_free[dofs] + w_motors @ joint_force
+                x_new = x + dt * v_new
+                crossing_low = ~at_low & (x_new < low)
+                crossing_high = ~at_high & (x_new > high)
+                if not (crossing_low.any() or crossing_high.any()):
+                    break
+                at_low |= crossing_low
+                at_high |= crossing_high
+                lower, upper = np.flatnonzero(at_low), np.flatnonzero(at_high)
+                which = np.concatenate([np.arange(n), lower, upper])
+                f = solve_box(
+                    w_motors[np.ix_(which, which)],
+                    np.concatenate([target, (low[lower] - x[lower]) / dt,
+                                    (high[upper] - x[upper]) / dt]) - v_free[dofs][which],
+                    np.concatenate([-limit, np.zeros(lower.size),
+                                    np.full(upper.size, -np.inf)]),
+                    np.concatenate([limit, np.full(lower.size, np.inf),
+                                    np.zeros(upper.size)]))
+                joint_force = np.zeros(n)
+                np.add.at(joint_force, which, f)
+        v_new = v_free[dofs] + w_motors @ joint_force
+        applied[dofs] = joint_force + own_loads - servo_mass * v_new
         force = force.copy()
         force[rows] = f[:n]
         return force
