@@ -401,6 +401,26 @@ class NodeProcess:
             self.proc.wait()
 
 
+def client_process(*args: str) -> subprocess.Popen:
+    """``servo-sim-client ARGS`` started, its output piped (text)."""
+    script = BIN / "servo-sim-client"
+    if not script.exists():
+        pytest.skip("servo-sim-client is not pip-installed beside this Python (a colcon "
+                    "install without pip): no client to check")
+    return subprocess.Popen([str(script), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def client_command(*args: str) -> subprocess.CompletedProcess:
+    """``servo-sim-client ARGS`` run to its end."""
+    proc = client_process(*args)
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT + 10)
+    finally:
+        proc.kill()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
 @pytest.fixture
 def start(tmp_path):
     started: list[NodeProcess] = []

@@ -34,20 +34,26 @@ CONFIG = str(REPO / "config" / "servo_sim.yaml")
 #: This shell without Fast DDS transport settings of its own (the robots then get the
 #: launch's profile, as a user's fleet does).
 QUIET_SHELL = {k: v for k, v in os.environ.items() if k not in fleet.SHELL_TRANSPORT_VARIABLES}
-#: A fresh process that calls each given robot's /<ns>/arm/get_velocity, prints "ok"
-#: once all answered (or what did not) and exits.
+#: A fresh process that calls each given robot's /<ns>/arm/get_velocity as
+#: servo-sim-client does (the request sent again while no answer came: a fresh client's
+#: first answer may be dropped, issue 61), prints "ok" once all answered (or what did
+#: not) and exits.
 CALLER = """
 import sys, rclpy
+from rclpy.executors import SingleThreadedExecutor
+from servo_sim.ros.link.answered import call_answered
+from servo_sim.ros.link.resend import resendable
 from servo_sim.srv import GetFloat
 rclpy.init(); node = rclpy.create_node("newcomer")
+executor = SingleThreadedExecutor(); executor.add_node(node)
 for ns in sys.argv[2:]:
     client = node.create_client(GetFloat, f"/{ns}/arm/get_velocity")
     if not client.wait_for_service(timeout_sec=float(sys.argv[1])):
         print("no service", ns); sys.exit(1)
-    future = client.call_async(GetFloat.Request(ask=True))
-    rclpy.spin_until_future_complete(node, future, timeout_sec=float(sys.argv[1]))
-    if future.result() is None:
-        print("no answer", ns); sys.exit(1)
+    outcome = call_answered(client, GetFloat.Request(ask=True), float(sys.argv[1]), executor,
+                            resendable(client.service_name, "servo_sim/srv/GetFloat"))
+    if outcome.response is None:
+        print("no answer", ns, "sent", outcome.sent); sys.exit(1)
 print("ok")
 """
 #: A fresh super client that prints the servo_sim nodes' namespaces it sees after

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BIN, REPO, STARTED, TIMEOUT, NodeProcess, require_ros
+from conftest import REPO, STARTED, TIMEOUT, NodeProcess, client_command, require_ros
 
 rclpy, servo_srvs = require_ros("rclpy", "servo_sim.srv")
 pytestmark = pytest.mark.ros
@@ -286,15 +286,6 @@ def test_bad_params_file_exits_1_with_one_fatal_line(start, tmp_path):
     assert ("parameters of /bad/servo_sim: motor 'arm': unknown field 'max_velocty' "
             "(did you mean 'max_velocity'?)") in fatal[0]
     assert "Traceback" not in node.output
-
-
-def client_command(*args: str) -> subprocess.CompletedProcess:
-    script = BIN / "servo-sim-client"
-    if not script.exists():
-        pytest.skip("servo-sim-client is not pip-installed beside this Python (a colcon "
-                    "install without pip): no client to check")
-    return subprocess.run([str(script), *args], capture_output=True, text=True,
-                          timeout=TIMEOUT + 10)
 
 
 def test_servo_sim_client_calls_and_echoes_as_the_readme_shows(start):

@@ -214,6 +214,10 @@ class NodeEndpoint:
     kind: str  # "service" | "publisher" | "subscription"
     type: str  # "pkg/msg/Name" or "pkg/srv/Name"
     handler: str | None = None  # method of the node for services and subscriptions
+    #: A service whose request, carried out twice, leaves what once does: a client may
+    #: send it again when no answer came (servo_sim.ros.link.resend). Every per-motor
+    #: service and trigger is.
+    idempotent: bool = True
 
 
 NODE_ENDPOINTS: tuple[NodeEndpoint, ...] = (
@@ -223,7 +227,7 @@ NODE_ENDPOINTS: tuple[NodeEndpoint, ...] = (
     NodeEndpoint("/clock", "publisher", "rosgraph_msgs/msg/Clock"),  # when publish_clock
     NodeEndpoint("~/pause", "service", "std_srvs/srv/Trigger", "on_pause"),
     NodeEndpoint("~/resume", "service", "std_srvs/srv/Trigger", "on_resume"),
-    NodeEndpoint("~/step", "service", "servo_sim/srv/SetInt", "on_step"),
+    NodeEndpoint("~/step", "service", "servo_sim/srv/SetInt", "on_step", idempotent=False),
     NodeEndpoint("~/reset", "service", "std_srvs/srv/Trigger", "on_reset"),
     # modes and safety (issue 5): node-wide e-stop, the state of every motor
     NodeEndpoint("~/e_stop", "service", "std_srvs/srv/Trigger", "on_e_stop"),

@@ -7,6 +7,11 @@ The type comes from the ROS graph; VALUEs fill the request's fields in their ord
 (a getter's ``ask`` may be left out). The answer prints as ``ros2 service call`` prints
 it, messages as YAML documents like ``ros2 topic echo``. Only what a user of servo_sim
 needs from a second terminal: for anything more, use ros2cli.
+
+A call to a servo_sim service that may be carried out twice (all but ``~/step``) is sent
+again while no answer came, 1, 3, 7, ... s after the first send (``--once``: never):
+rmw_fastrtps may drop the answer to a fresh client's first request on a loaded machine
+(servo_sim.ros.link.resend says why).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from ..spin import StopSignals, spin_until_signal
+from .answered import call_answered
+from .resend import resendable
 
 _BOOL = {"true": True, "false": False, "1": True, "0": False}
 
@@ -79,11 +86,11 @@ def plain(msg: Any) -> Any:
 class _Client:
     """A node that waits for one name in the graph, then calls or subscribes."""
 
-    def __init__(self, timeout: float, stop: StopSignals) -> None:
+    def __init__(self, timeout: float, stop: StopSignals, once: bool = False) -> None:
         self.node = Node(f"servo_sim_client_{os.getpid()}")
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(self.node)
-        self.timeout, self.stop = timeout, stop
+        self.timeout, self.stop, self.once = timeout, stop, once
 
     def wait_for(self, what: str, name: str, lister: Any) -> str:
         """The type of service/topic ``name`` once it is in the graph."""
@@ -102,17 +109,26 @@ class _Client:
                 raise StopRequestedError
 
     def call(self, name: str, values: list[str]) -> Any:
-        srv = import_type(self.wait_for("service", name, self.node.get_service_names_and_types))
+        """The response of service ``name`` to the request ``values`` fill; sent again
+        while no answer came where that is safe (servo_sim.ros.link.resend)."""
+        type_name = self.wait_for("service", name, self.node.get_service_names_and_types)
+        srv = import_type(type_name)
+        request = fill(srv.Request(), values)
         client = self.node.create_client(srv, name)
         if not client.wait_for_service(timeout_sec=self.timeout):
             raise ClientError(f"service {name} is not available")
-        future = client.call_async(fill(srv.Request(), values))
-        deadline = time.monotonic() + self.timeout
-        spin_until_signal(self.executor, self.stop,
-                          lambda: future.done() or time.monotonic() > deadline)
-        if not future.done():
-            raise ClientError(f"no answer from {name} within {self.timeout:g} s")
-        return future.result()
+        resend = not self.once and resendable(client.service_name, type_name)
+        outcome = call_answered(client, request, self.timeout, self.executor, resend,
+                                lambda: self.stop.received is not None)
+        if self.stop.received is not None:
+            raise StopRequestedError
+        if outcome.response is None:
+            how = (f"sent {outcome.sent} time{'s' * (outcome.sent != 1)}" if resend else
+                   "sent once: " + ("--once" if self.once else "not a servo_sim service "
+                                    "that may be sent again") +
+                   "; it may have been carried out")
+            raise ClientError(f"no answer from {name} within {self.timeout:g} s ({how})")
+        return outcome.response
 
     def echo(self, name: str, count: int) -> int:
         msg_type = import_type(self.wait_for("topic", name, self.node.get_topic_names_and_types))
@@ -137,6 +153,10 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="servo-sim-client", description=__doc__.split("\n\n")[0])
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds to wait for the service or topic, and for an answer")
+    p.add_argument("--once", action="store_true",
+                   help="send a call's request once (by default a servo_sim service that "
+                        "may be carried out twice is sent again while no answer came, "
+                        "1, 3, 7, ... s after the first send)")
     sub = p.add_subparsers(dest="verb", required=True)
     call = sub.add_parser("call", help="call a service, print the response")
     call.add_argument("service", help="e.g. /arm/set_position")
@@ -153,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     stop = StopSignals()
     stop.interrupting = False  # every wait here checks the flag
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
-    client = _Client(args.timeout, stop)
+    client = _Client(args.timeout, stop, args.once)
     try:
         if args.verb == "call":
             print(client.call(args.service, args.values))
