@@ -725,10 +725,15 @@ def test_a_new_clients_first_state_is_current_and_its_first_command_is_taken(nod
     a.mode = POSITION
     before = steps.door.seqno
     wire = a.servo_state.Connect()
+    seen: list[int] = []  # every value the client gets, from the connection on
+    wire.WireValueChanged += lambda _conn, value, _ts: seen.append(value.seqno)
+    if (got := wire.TryGetInValue())[0]:  # (one that came with the connection)
+        seen.append(got[1].seqno)
     until(lambda: steps.listened("a"), "the door seeing the new client")
     now = steps.step()
     first = until(lambda: (v := wire.TryGetInValue())[0] and v[1], "the first state")
     assert before < first.seqno <= now, (first.seqno, before, now)  # sent after connecting
+    assert seen and min(seen) > before, (seen, before)  # nothing older came first
     command = a.position_command.Connect()
     command.OutValue = servo_command(node, a, 1, first.seqno, 0.3)
     until(lambda: steps.runtime.motor("a").get_target_position() == 0.3, "the command taken")
