@@ -113,7 +113,15 @@ def node_setup(node_name: str, port: int, listen_all: bool,
     Robot Raconteur refuses (a port in use, a node name asked for and in use) is a
     ValueError with its message."""
     names = [node_name]
-    if not any(o.startswith(RR_OPTION + "nodename") for o in options):
+    if any(o.startswith(RR_OPTION + "nodename") for o in options):
+        pass  # the option's name, or Robot Raconteur's refusal
+    elif any(o.startswith(RR_OPTION + "nodeid") for o in options):
+        # the local transport gives a named node the ID stored for its name, and will
+        # not start by ID here ("Already open"): TCP only, with the ID asked for
+        if not any(o.startswith(RR_OPTION + "local-enable") for o in options):
+            options = [*options, RR_OPTION + "local-enable=false"]
+            log.warning("--robotraconteur-nodeid: no local transport (rr+local), TCP only")
+    else:
         names.append(f"{node_name}_{os.getpid()}_{next(_RETRIES)}")
     for name in names:
         node = RR.RobotRaconteurNode()
