@@ -238,6 +238,26 @@ def test_isoch_downsample_is_per_client(node, server, a):
         a.isoch_downsample = 0
 
 
+def test_a_new_client_never_gets_a_state_from_before_it_connected(a):
+    """Issue 61, at the runtime's own pace: the door stops sending to a wire nobody
+    listens to, and Robot Raconteur may hand a new connection the value it last sent
+    (4 of 20 connects here without the door's lifespan). Each round: a client takes a
+    state and leaves, 1 s of simulated time passes, a new client connects: its first
+    state is not from before it connected (a stale one would be 125 cycles older)."""
+    for _ in range(12):
+        wire = a.servo_state.Connect()
+        wire.WaitInValueValid(TIMEOUT)
+        wire.Close()
+        left = a.servo_state.PeekInValue()[0].seqno
+        until(lambda s=left: a.servo_state.PeekInValue()[0].seqno > s + 125, "1 s later")
+        before = a.servo_state.PeekInValue()[0].seqno
+        wire = a.servo_state.Connect()
+        wire.WaitInValueValid(TIMEOUT)
+        first = wire.InValue.seqno
+        wire.Close()
+        assert first > before - 62, (first, before)  # (fresh: a few cycles either way)
+
+
 def test_state_wires_pipe_and_clock(node, a, state):
     first = state.now
     later = state.after(first.seqno + 3)
