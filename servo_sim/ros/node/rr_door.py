@@ -33,8 +33,7 @@ class RrDoor:
                               "'servo_sim[rr]')") from None
         self._stack = ExitStack()
         try:
-            self.door, self.port = self._stack.enter_context(serve(runtime, port,
-                                                                   node_name=name))
+            self.door, self.port = self._stack.enter_context(serve(runtime, port, node_name=name))
         except Exception as exc:  # noqa: BLE001 - Robot Raconteur's own (a port in use)
             raise ConfigError(f"parameter 'robot_raconteur_port' = {port}: cannot serve: "
                               f"{exc}") from None
@@ -55,13 +54,12 @@ class RrDoor:
         self._stack.close()
 
 
-def open_door(runtime: Runtime, port: int, listeners: list[Any],
-              name: str = "servo_sim") -> RrDoor | None:
-    """The door on ``port`` (None when -1: off) as Robot Raconteur node ``name``,
-    publishing as a cycle listener; its URLs in the log."""
+def open_door(runtime: Runtime, port: int, listeners: list[Any], name: str) -> RrDoor | None:
+    """The door on ``port`` (None when -1: off) as the Robot Raconteur node of the ROS
+    node ``name`` (``/rrn/servo_sim``: ``rrn.servo_sim``), a cycle listener; URLs logged."""
     if port < 0:
         return None
-    door = RrDoor(runtime, port, name)
+    door = RrDoor(runtime, port, name.strip("/").replace("/", "."))
     listeners.append(door.publish)
     log.info(door.urls())
     return door
