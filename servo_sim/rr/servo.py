@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -57,9 +58,8 @@ MODE_NAMES = {ServoMode.ERROR: "error", ServoMode.DISABLED: "disabled",
               ServoMode.TRAPEZOIDAL: "trapezoidal_command"}
 #: How often a wire's drops of one kind are logged at most, s (another kind: at once).
 DROP_LOG_PERIOD_S = 5.0
-#: The kinds of drop, each rate-limited on its own: no value, seqno out of order,
-#: status_seqno stale, not one value, not finite, the wrong mode, refused by the model.
-DROP_KINDS = ("none", "order", "stale", "count", "finite", "mode", "refused")
+#: The numbers in a drop's message (seqnos, values): masked, what is left is its kind
+NUMBER = re.compile(r"(?<![\w.])-?(?:\d[\d.]*(?:e[-+]?\d+)?|nan|inf)(?!\w)")
 
 
 def rr_error(exc: ValueError) -> Exception:
@@ -122,15 +122,15 @@ class CommandWire:
         self.seqno = 0
         #: False after a dropped command, until one is taken
         self.valid = True
-        #: when each kind of drop (DROP_KINDS) was last logged, monotonic s
+        #: when each kind of drop was last logged, monotonic s
         self._logged: dict[str, float] = {}
 
-    def drop(self, kind: str, why: str) -> None:
+    def drop(self, why: str) -> None:
         """A dropped command: ``valid`` cleared; ``why`` logged unless a drop of the same
-        ``kind`` (one of DROP_KINDS: the message itself holds the changing seqno or value)
-        was logged less than DROP_LOG_PERIOD_S ago."""
+        kind (the message with its numbers masked: a stale one's seqnos change every
+        time) was logged less than DROP_LOG_PERIOD_S ago."""
         self.valid = False
-        now = time.monotonic()
+        now, kind = time.monotonic(), NUMBER.sub("#", why)
         if now - self._logged.get(kind, -math.inf) >= DROP_LOG_PERIOD_S:
             self._logged[kind] = now
             log.warning("%s dropped: %s", self.name, why)
@@ -310,35 +310,37 @@ class Servo:
         motor = self._runtime.motor(self.motor)
         who = f"motor {self.motor!r}: {name}"
         if command is None:
-            wire.drop("none", f"{who}: no command")
+            wire.drop(f"{who}: no command")
             return
         values = np.asarray(command.command, dtype=float).reshape(-1)
-        kind, why = "", ""
+        why = ""
         if command.seqno < wire.seqno:
-            kind, why = "order", (f"{who}: seqno = {command.seqno} rejected: below the last "
-                                  f"taken, {wire.seqno} (out of order)")
+            why = (f"{who}: seqno = {command.seqno} rejected: below the last taken, "
+                   f"{wire.seqno} (out of order)")
         elif not self._door.status_fresh(int(command.status_seqno)):
-            kind, why = "stale", (f"{who}: status_seqno = {command.status_seqno} rejected: "
-                                  f"not within {STATUS_WINDOW} samples of servo_state's "
-                                  f"seqno {self._door.sent[-1]} (stale)")
+            why = (f"{who}: status_seqno = {command.status_seqno} rejected: not within "
+                   f"{STATUS_WINDOW} samples of servo_state's seqno {self._door.sent[-1]} "
+                   "(stale)")
         elif values.size != 1:
-            kind, why = "count", (f"{who}: command = {values.tolist()!r} rejected: one value "
-                                  f"per axis (axis_count 1), not {values.size}")
-        elif not math.isfinite(values[0]):
-            kind, why = "finite", (f"{who}: command = {float(values[0])!r} rejected: must be "
-                                   f"finite (a {name.partition('_')[0]}, not a mode switch)")
+            why = (f"{who}: command = {values.tolist()!r} rejected: one value per axis "
+                   f"(axis_count 1), not {values.size}")
+        elif name == "position_command" and math.isinf(values[0]):
+            # (the model's set_position takes +-inf as velocity control at full speed;
+            # NaN, and a non-finite velocity or effort, the model refuses itself)
+            why = (f"{who} = {float(values[0])!r} rejected: must be finite (a position: "
+                   "velocity_command for velocity control)")
         elif motor.mode is not wire.mode:
-            kind, why = "mode", (f"{who} = {float(values[0])!r} refused: mode is "
-                                 f"{MODE_NAMES[motor.mode]}, not {name} (write mode first)")
+            why = (f"{who} = {float(values[0])!r} refused: mode is {MODE_NAMES[motor.mode]}, "
+                   f"not {name} (write mode first)")
         if why:
-            wire.drop(kind, why)
+            wire.drop(why)
             return
         call = {"position_command": Motor.set_position,
                 "velocity_command": Motor.set_velocity}.get(name) or effort_call(motor)
         try:
             self._runtime.command(self.motor, call, float(values[0]))
         except ValueError as exc:
-            wire.drop("refused", str(exc))
+            wire.drop(str(exc))
             return
         wire.seqno, wire.valid = int(command.seqno), True
 
