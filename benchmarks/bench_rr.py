@@ -12,9 +12,10 @@ real_time_factor 1, position sensors at 10 ms), three rows, one after the other:
 * ``servo-sim-rr``: the door without ROS, the client as in ``node+rr``.
 
 Per row, over ``--duration`` seconds of the state stream: samples received per second
-per motor (1000 = the rate held; a ROS message carries every motor), samples lost (by
-the seqno), the interval between arrivals p50 / p99 / max (jitter), the server's CPU
-share of one core (its process time / wall time) and this client's. Then, one at a
+per motor (1000 = the rate held; a ROS message carries every motor), the share of the
+1 kHz samples the slowest motor's stream delivered, samples lost (by the seqno), the
+interval between arrivals p50 / p99 / max (jitter), the server's CPU share of one core
+(its process time / wall time) and this client's. Then, one at a
 time: a property read's round trip (Robot Raconteur: ``m0.mode``; ROS: the getter
 ``/m0/get_velocity``), ``--calls`` of them, p50 / p99; and a command's latency until
 ``servo_state`` reflects it (Robot Raconteur: a ``position_command`` wire value; ROS: a
@@ -235,7 +236,8 @@ def measure_ros(pid: int, duration: float, calls: int) -> dict:
 
 
 def row(name: str, n: int, r: dict) -> str:
-    return (f"| {name} | {n} | {r['rate_hz']:.0f} (min {r['rate_min_hz']:.0f}) | {r['lost']} | "
+    return (f"| {name} | {n} | {r['rate_hz']:.0f} (min {r['rate_min_hz']:.0f}) | "
+            f"{r['rate_min_hz'] / RATE_HZ * 100:.0f} % | {r['lost']} | "
             f"{r['interval_p50_ms']:.2f} / {r['interval_p99_ms']:.2f} / "
             f"{r['interval_max_ms']:.1f} | {r['server_cpu'] * 100:.0f} % | "
             f"{r['client_cpu'] * 100:.0f} % | {r['read_p50_ms']:.2f} / {r['read_p99_ms']:.2f} | "
@@ -251,10 +253,11 @@ def main() -> None:
     load = os.getloadavg()
     print(f"(Python {sys.version.split()[0]}, {os.cpu_count()} cores, load average "
           f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f})")
-    print("| server, client on | motors | state samples/s a motor | lost | interval "
+    print("| server, client on | motors | state samples/s a motor | delivered (min) | lost | "
+          "interval "
           "p50 / p99 / max, ms | server CPU | client CPU | read p50 / p99, ms | "
           "command -> servo_state p50 / p99, ms |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as work:
         for n in args.motors:
             server, port = node_server(n)

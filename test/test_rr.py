@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -28,7 +29,12 @@ import RobotRaconteur as RR  # noqa: N817 - the name its docs use
 import yaml
 
 from servo_sim.model import Simulation, parse_config
+from servo_sim.rr import servo as rr_servo
 from servo_sim.rr.client import client_node, connect, servo_command
+from servo_sim.rr.door import serve
+from servo_sim.rr.security import LOGIN_LOG_PERIOD_S
+from servo_sim.rr.servo import FRESH_PERIODS
+from servo_sim.runtime import Runtime
 
 #: ServoMode and ServoStateFlags values, typed from the robdef (seed 004)
 ERROR, DISABLED, HALT, POSITION, VELOCITY, EFFORT, TRAPEZOIDAL = -2, -1, 0, 1, 2, 3, 4
@@ -90,6 +96,12 @@ class Server:
                 out[name] = url
         return out
 
+    @property
+    def node_name(self) -> str:
+        """The Robot Raconteur node's name, as the server's first line says."""
+        return next(m.group(1) for line in list(self.out)
+                    if (m := re.search(r", node '([^']+)'", line)))
+
     def said(self, text: str) -> bool:
         return any(text in line for line in list(self.err))
 
@@ -124,12 +136,16 @@ def server(tmp_path_factory):
 
 @pytest.fixture
 def a(node, server):
-    """Motor 'a', back at mode halt, e-stop released, no dropped command."""
+    """Motor 'a', back at mode halt near 0, e-stop released, no dropped command."""
     servo = connect(node, server.urls["a"])
     servo.setf_signal("e_stop", RR.VarValue(False, "bool"))
     if servo.mode == DISABLED:
         servo.mode = HALT
     servo.mode = HALT
+    if abs(servo.position.PeekInValue()[0][0]) > 0.05:  # moved away by a test before
+        servo.trapezoidal_move([0.0], [0.0], [4.0], [20.0])
+        until(lambda: servo.mode == POSITION, "back at 0")
+        servo.mode = HALT
     yield servo
 
 
@@ -220,6 +236,26 @@ def test_isoch_downsample_is_per_client(node, server, a):
                 "'a'", "isoch_downsample", "5000")
     finally:
         a.isoch_downsample = 0
+
+
+def test_a_new_client_never_gets_a_state_from_before_it_connected(a):
+    """Issue 61, at the runtime's own pace: the door stops sending to a wire nobody
+    listens to, and Robot Raconteur may hand a new connection the value it last sent
+    (4 of 20 connects here without the door's lifespan). Each round: a client takes a
+    state and leaves, 1 s of simulated time passes, a new client connects: its first
+    state is not from before it connected (a stale one would be 125 cycles older)."""
+    for _ in range(12):
+        wire = a.servo_state.Connect()
+        wire.WaitInValueValid(TIMEOUT)
+        wire.Close()
+        left = a.servo_state.PeekInValue()[0].seqno
+        until(lambda s=left: a.servo_state.PeekInValue()[0].seqno > s + 125, "1 s later")
+        before = a.servo_state.PeekInValue()[0].seqno
+        wire = a.servo_state.Connect()
+        wire.WaitInValueValid(TIMEOUT)
+        first = wire.InValue.seqno
+        wire.Close()
+        assert first > before - 62, (first, before)  # (fresh: a few cycles either way)
 
 
 def test_state_wires_pipe_and_clock(node, a, state):
@@ -348,46 +384,51 @@ def test_velocity_and_effort_wires(node, a, state):
     until(lambda: state.now.effort_command[0] == 0.25, "torque 0.25 in force")
     w.OutValue = servo_command(node, a, 2, state.now.seqno, 9.0)  # clipped to 1.5 (Webots)
     until(lambda: state.now.effort_command[0] == 1.5, "torque clipped to max_torque")
+    a.mode = HALT  # (spinning on otherwise)
     w.Close()
 
 
-def test_a_sine_at_100_hz_is_followed_within_the_models_tracking_error(node, a, state):
-    """The position wire at 100 Hz (wall) carries 0.3 sin(pi t); each servo_state's
-    position is within the tracking error the model itself has on the same sine
-    (computed offline: commands every 10 ms of simulated time), with a margin for a
-    busy machine whose pace slips (the command then moves further per cycle)."""
-    amplitude, omega, period_s, duration_s = 0.3, math.pi, 0.01, 3.0
+def test_a_sine_at_100_hz_is_followed_as_the_model_follows_it(node, steps):
+    """The position wire carries 0.3 sin(pi t), a new value every 10 ms of simulated time
+    (t on the simulation's clock: the test steps the runtime once each command is in,
+    so a busy machine's pace cannot change what the servo sees); every servo_state on
+    the wire is the model's own state under the same commands (computed here), within
+    1e-9, and follows the sine."""
+    amplitude, omega, period_s, step_s, cycles = 0.3, math.pi, 0.01, 0.008, 375
+    a = connect(node, steps.url("a"))
+    state = StateWire.__new__(StateWire)
+    state.wire = a.servo_state.Connect()
+    until(lambda: steps.listened("a"), "the door seeing the state wire's client")
     sim = Simulation(parse_config({"basic_time_step_ms": 8, "motors": [MOTOR_A]}))
-    errors = []
-    for k in range(int(duration_s / 0.008)):
-        t = k * 0.008
-        sim.motor("a").set_position(amplitude * math.sin(omega * period_s
-                                                         * math.floor(t / period_s)))
-        sim.step(1)
-        if t > 0.5:
-            errors.append(abs(sim.motor("a").position - sim.motor("a").get_target_position()))
-    model_error = max(errors)
+    sim.step(steps.door.seqno)  # the cycles stepped so far, at rest
+    reference = sim.motor("a")
+    reference.set_position(0.0)  # what mode = position_command does at rest
+    reference.set_velocity(MOTOR_A["max_velocity"])
     a.mode = POSITION
-    pipe = a.servo_state_sensor_data.Connect(-1)
     wire = a.position_command.Connect()
-    samples = []
-    start = time.monotonic()
-    seqno = 0
-    while (t := time.monotonic() - start) < duration_s:
-        seqno += 1
-        wire.OutValue = servo_command(node, a, seqno, state.now.seqno,
-                                      amplitude * math.sin(omega * t))
-        while pipe.Available:
-            samples.append((time.monotonic() - start, pipe.ReceivePacket().servo_state))
-        time.sleep(max(0.0, seqno * period_s - (time.monotonic() - start)))
+    target = steps.runtime.motor("a").get_target_position
+    errors, tracking, positions = [], [], []
+    for k in range(cycles):
+        value = amplitude * math.sin(omega * period_s * math.floor(k * step_s / period_s))
+        wire.OutValue = servo_command(node, a, k + 1, steps.door.seqno, value)
+        until(lambda v=value: target() == v, f"command {k + 1} in")
+        n = steps.step()
+        reference.set_position(value)
+        sim.step(1)
+        s = until(lambda n_=n: (v := state.wire.TryGetInValue())[0] and v[1].seqno == n_
+                  and v[1], f"servo_state {n}")
+        assert s.position_command[0] == value and s.mode == POSITION
+        errors.append(abs(s.position[0] - reference.position))
+        tracking.append(abs(s.position[0] - value))
+        positions.append(s.position[0])
     wire.Close()
-    pipe.Close()
-    late = [s for t, s in samples if t > 0.5 and s.mode == POSITION]
-    assert len(late) > 50
-    tracking = max(abs(s.position[0] - s.position_command[0]) for s in late)
-    moved = max(s.position[0] for s in late) - min(s.position[0] for s in late)
-    assert moved > 1.5 * amplitude  # it did follow the sine
-    assert tracking <= 2.0 * model_error + 0.01, (tracking, model_error)
+    state.close()
+    assert max(errors) <= 1e-9, max(errors)
+    late = positions[int(0.5 / step_s):]
+    assert max(late) > 0.9 * amplitude and min(late) < -0.9 * amplitude  # both ways
+    # it follows: within a P law's lag at the sine's top speed, A w / Kp (+ a step)
+    kp = MOTOR_A["control_pid"][0]
+    assert max(tracking[int(0.5 / step_s):]) <= amplitude * omega / kp + 0.01
 
 
 # --------------------------------------------------------------------------- functions
@@ -573,7 +614,56 @@ def test_a_password_login_guards_every_member(node, tmp_path):
         assert servo.getf_param("max_velocity").data.tolist() == [4.0]
         servo.mode = DISABLED
         assert servo.mode == DISABLED
+        # each failed login logged with the user and why ...
+        for user in ("operator", "intruder"):
+            until(lambda u=user: server.said(f"Robot Raconteur login failed: user {u!r}: "
+                                             "Invalid username or password"),
+                  f"{user}'s failure logged")
+        # ... at most every LOGIN_LOG_PERIOD_S per user
+        started = time.monotonic()
+        for _ in range(8):
+            with pytest.raises(RR.AuthenticationException):
+                connect(node, url, "operator", "guess")
+        elapsed = time.monotonic() - started
         assert server.stop() == 0
+        lines = [x for x in server.err if "login failed: user 'operator'" in x]
+        assert 1 <= len(lines) <= 2 + int(elapsed / LOGIN_LOG_PERIOD_S), (elapsed, lines)
+
+
+def _found(node, transports: list[str], node_name: str) -> dict[str, list[str]]:
+    """The servo services of the Robot Raconteur node ``node_name`` that discovery finds
+    on ``transports``: service name -> its URLs."""
+    found = node.FindServiceByType("com.robotraconteur.servo.Servo", transports)
+    return {f.Name: list(f.ConnectionURL) for f in found if f.NodeName == node_name}
+
+
+def test_the_door_is_found_by_type_on_this_machine(node, server):
+    """The local transport: FindServiceByType finds every motor, and its URL serves."""
+    name = server.node_name
+    found = until(lambda: len(_found(node, ["rr+local", "rr+tcp"], name)) == 2 and
+                  _found(node, ["rr+local", "rr+tcp"], name), "the services found")
+    assert set(found) == {"a", "b"}
+    assert all(url.startswith("rr+local://") for url in found["a"])
+    assert connect(node, found["a"][0]).device_info.device.name == "a"
+
+
+def test_listen_all_announces_the_node_and_warns_without_users(node, tmp_path):
+    """--listen-all: found over TCP by discovery, one warning line without --users; a
+    --robotraconteur-* option goes to Robot Raconteur's node setup (the node's name)."""
+    name = f"servo_sim_announced_{os.getpid()}"
+    with serving(CONFIG, tmp_path, "--listen-all",
+                 f"--robotraconteur-nodename={name}") as server:
+        assert server.node_name == name
+        found = until(lambda: "a" in (f := _found(node, ["rr+tcp"], name)) and f,
+                      "the node found over TCP")
+        assert any(url.startswith("rr+tcp://") for url in found["a"])
+        warned = [x for x in server.err if "--listen-all without --users" in x]
+        assert len(warned) == 1, server.err
+        assert server.stop() == 0
+    users = _users_file(tmp_path / "users.txt", "operator", "s3cret")
+    with serving(CONFIG, tmp_path, "--listen-all", "--users", str(users)) as server:
+        assert server.stop() == 0
+        assert not server.said("without --users")
 
 
 def test_a_bad_config_fails_at_start_with_one_line(tmp_path):
@@ -584,3 +674,215 @@ def test_a_bad_config_fails_at_start_with_one_line(tmp_path):
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "max_velocity" in lines[0] and "-1.0" in lines[0], run.stderr
+
+
+# --------------------------------------------------------------------------- in lock-step
+# The door in this process on a paused runtime that the test steps (its seqno is the
+# simulation's cycle count and moves only when the test says), Robot Raconteur's client
+# on TCP: what the door does with a seqno is checked at the exact edges.
+
+
+class LockStep:
+    """``serve()`` of a paused runtime of ``cfg``; :meth:`step` runs cycles and
+    publishes each, as the hosts do."""
+
+    def __init__(self, runtime: Runtime, door, port: int) -> None:
+        self.runtime, self.door, self.port = runtime, door, port
+
+    def step(self, n: int = 1) -> int:
+        for cycle in self.runtime.step(n):
+            self.door.publish(cycle)
+        return self.door.seqno
+
+    def url(self, motor: str) -> str:
+        return f"rr+tcp://localhost:{self.port}?service={motor}"
+
+    def listened(self, motor: str) -> bool:
+        """Whether the door has seen a client on one of ``motor``'s wires (stepping:
+        the door looks while cycles run)."""
+        self.step()
+        return motor in self.door.listening
+
+
+@contextmanager
+def lockstep(cfg: dict = CONFIG) -> Iterator[LockStep]:
+    runtime = Runtime.open(parse_config(cfg), paused=True)
+    runtime.start()
+    try:
+        with serve(runtime, 0, node_name=f"servo_sim_test_{os.getpid()}") as (door, port):
+            yield LockStep(runtime, door, port)
+    finally:
+        runtime.close()
+
+
+@pytest.fixture
+def steps():
+    with lockstep() as s:
+        yield s
+
+
+def peeked(servo):
+    """The servo's state now, by PeekInValue (no wire connection)."""
+    return servo.servo_state.PeekInValue()[0]
+
+
+def test_a_new_clients_first_state_is_current_and_its_first_command_is_taken(node, steps):
+    """The issue-61 client: connect, read servo_state, command with its seqno. A
+    previous client's last value (the door then stopped sending) is not handed out."""
+    a = connect(node, steps.url("a"))
+    wire = a.servo_state.Connect()
+    until(lambda: steps.listened("a"), "the door seeing the first client")
+    steps.step()
+    until(lambda: wire.TryGetInValue()[0], "a first state")
+    wire.Close()
+    closed = time.monotonic()
+    until(lambda: not steps.listened("a"), "the door seeing the client gone")
+    steps.step(500)  # 4 s of simulated time with nobody listening
+    # the door's promise: no value older than FRESH_PERIODS periods to a new client
+    until(lambda: time.monotonic() > closed + FRESH_PERIODS * steps.door.period,
+          "the last value sent older than the door hands out")
+    a.mode = POSITION
+    before = steps.door.seqno
+    wire = a.servo_state.Connect()
+    seen: list[int] = []  # every value the client gets, from the connection on
+    wire.WireValueChanged += lambda _conn, value, _ts: seen.append(value.seqno)
+    if (got := wire.TryGetInValue())[0]:  # (one that came with the connection)
+        seen.append(got[1].seqno)
+    until(lambda: steps.listened("a"), "the door seeing the new client")
+    now = steps.step()
+    first = until(lambda: (v := wire.TryGetInValue())[0] and v[1], "the first state")
+    assert before < first.seqno <= now, (first.seqno, before, now)  # sent after connecting
+    assert seen and min(seen) > before, (seen, before)  # nothing older came first
+    command = a.position_command.Connect()
+    command.OutValue = servo_command(node, a, 1, first.seqno, 0.3)
+    until(lambda: steps.runtime.motor("a").get_target_position() == 0.3, "the command taken")
+    assert peeked(a).servo_state_flags & VALID_COMMAND
+    command.Close()
+    wire.Close()
+
+
+def test_the_status_seqno_window_at_both_edges(node, steps):
+    """Taken from 10 samples behind the newest sent to 10 ahead, both bounds included,
+    refused one beyond either (robotraconteur_abstract_robot's 10)."""
+    n = steps.step(40)  # nobody listens: every cycle's sample counts as sent
+    for offset in range(-30, 31):
+        assert steps.door.status_fresh(n + offset) == (-10 <= offset <= 10), offset
+    a = connect(node, steps.url("a"))
+    a.mode = POSITION
+    wire = a.position_command.Connect()
+    target = steps.runtime.motor("a").get_target_position
+    for seqno, (offset, value, taken) in enumerate(
+            ((-10, 0.1, True), (-11, 0.2, False), (10, 0.3, True), (11, 0.4, False),
+             (0, 0.5, True), (-40, 0.6, False)), start=1):
+        wire.OutValue = servo_command(node, a, seqno, n + offset, value)
+        if taken:
+            until(lambda v=value: target() == v, f"status_seqno {n + offset} taken")
+            assert peeked(a).servo_state_flags & VALID_COMMAND
+        else:
+            until(lambda: not peeked(a).servo_state_flags & VALID_COMMAND,
+                  f"status_seqno {n + offset} refused")
+            assert target() != value
+        assert steps.door.seqno == n  # the window did not move
+    wire.Close()
+
+
+def test_peek_in_value_gives_the_current_value_on_every_read_only_wire(node, steps):
+    a = connect(node, steps.url("a"))  # no wire connected, by anyone
+    a.trapezoidal_move([0.5], [0.0], [1.0], [4.0])
+    n = steps.step(30)  # 0.24 s into the move: moving, not there
+    expected = Simulation(parse_config({"basic_time_step_ms": 8, "motors": [MOTOR_A]}))
+    expected.motor("a").trapezoidal_move(0.5, 0.0, 1.0, 4.0)
+    expected.step(30)
+    position, velocity = expected.motor("a").position, expected.motor("a").velocity
+    assert 0.0 < position < 0.5 and velocity > 0.5
+    state = peeked(a)
+    assert (state.seqno, state.mode) == (n, TRAPEZOIDAL)
+    assert state.position[0] == pytest.approx(position, abs=1e-12)
+    assert state.velocity[0] == pytest.approx(velocity, abs=1e-12)
+    assert a.position.PeekInValue()[0].tolist() == pytest.approx([position], abs=1e-12)
+    assert a.velocity.PeekInValue()[0].tolist() == pytest.approx([velocity], abs=1e-12)
+    assert int(a.device_clock_now.PeekInValue()[0][0]["device_seqno"]) == n
+    steps.step(5)  # and the next peek is the new now
+    assert peeked(a).seqno == n + 5
+    assert int(a.device_clock_now.PeekInValue()[0][0]["device_seqno"]) == n + 5
+
+
+@pytest.mark.parametrize(("wire_name", "mode", "field"), [
+    ("position_command", POSITION, "position_command"),
+    ("velocity_command", VELOCITY, "velocity_command"),
+    ("effort_command", EFFORT, "effort_command")])
+def test_a_non_finite_command_is_dropped_on_every_wire(node, steps, wire_name, mode, field,
+                                                        warnings_log, monkeypatch):
+    """+inf, -inf and NaN: dropped with the reason, valid_command cleared, the command
+    in force unchanged (+inf on position_command would be velocity control at full
+    speed past position_max)."""
+    monkeypatch.setattr(rr_servo, "DROP_LOG_PERIOD_S", 0.0)  # (+inf and -inf: one kind)
+    a = connect(node, steps.url("a"))
+    a.mode = mode
+    wire = getattr(a, wire_name).Connect()
+    n = steps.step()
+    seqno = 0
+    for good, bad in ((0.2, math.inf), (-0.3, -math.inf), (0.1, math.nan)):
+        seqno += 1
+        wire.OutValue = servo_command(node, a, seqno, n, good)
+        until(lambda g=good: getattr(peeked(a), field)[0] == g and
+              peeked(a).servo_state_flags & VALID_COMMAND, f"{good} taken")
+        seqno += 1
+        wire.OutValue = servo_command(node, a, seqno, n, bad)
+        until(lambda: not peeked(a).servo_state_flags & VALID_COMMAND, f"{bad} dropped")
+        # (+-inf on position_command: the door's reason; else the model's)
+        line = (f"= {bad!r} rejected: " + ("NaN" if math.isnan(bad) else "must be finite"))
+        until(lambda s=line: any(f"{wire_name} dropped: motor 'a': " in x and s in x
+                                 for x in warnings_log.text.splitlines()),
+              f"the reason for {bad}")
+        state = peeked(a)
+        assert (getattr(state, field)[0], state.mode) == (good, mode)
+    steps.step(10)
+    assert peeked(a).mode == mode  # still in its mode: +inf switched nothing
+    wire.Close()
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
+def test_trapezoidal_move_refuses_non_finite_arguments(node, steps, bad):
+    a = connect(node, steps.url("a"))
+    steps.step()
+    before = peeked(a)
+    for i, field in enumerate(("target_position", "target_velocity", "max_velocity",
+                               "max_acceleration")):
+        args = [np.array([x]) for x in (0.5, 0.0, 1.0, 4.0)]  # (a list: +-inf refused
+        args[i] = np.array([bad])                          # by the client's packing)
+        refused(lambda a_=args: a.trapezoidal_move(*a_), RR.InvalidArgumentException,
+                "motor 'a'", f"{field} = {bad!r}")
+    after = peeked(a)
+    assert (after.mode, after.position_command[0]) == (before.mode, before.position_command[0])
+
+
+def test_drop_lines_are_rate_limited_per_kind(node, steps, warnings_log):
+    """Many stale commands (each with its own seqno in the message): one line per kind
+    per DROP_LOG_PERIOD_S; another kind is logged at once."""
+    a = connect(node, steps.url("a"))
+    a.mode = POSITION
+    n = steps.step(400)
+    wire = a.position_command.Connect()
+    wire.OutValue = servo_command(node, a, 1000, n, 0.05)
+    until(lambda: steps.runtime.motor("a").get_target_position() == 0.05, "the first taken")
+    started = time.monotonic()
+    for seqno in range(1001, 1301):  # stale: behind and ahead by more than 10
+        status = n - 11 - seqno % 300 if seqno % 2 else n + 11 + seqno
+        wire.OutValue = servo_command(node, a, seqno, status, 0.1)
+    # (a wire delivers the latest value: one sent before the last arrived may be
+    # skipped, so each step below waits for its effect)
+    until(lambda: not peeked(a).servo_state_flags & VALID_COMMAND, "stale ones dropped")
+    wire.OutValue = servo_command(node, a, 1500, n, 0.2)
+    until(lambda: peeked(a).servo_state_flags & VALID_COMMAND, "one taken")
+    wire.OutValue = servo_command(node, a, 5, n, 0.1)  # out of order: another kind
+    until(lambda: not peeked(a).servo_state_flags & VALID_COMMAND, "out of order dropped")
+    wire.OutValue = servo_command(node, a, 2000, n, 0.25)
+    until(lambda: steps.runtime.motor("a").get_target_position() == 0.25, "the last taken")
+    elapsed = time.monotonic() - started
+    lines = warnings_log.text.splitlines()
+    stale = [x for x in lines if "(stale)" in x]
+    order = [x for x in lines if "(out of order)" in x]
+    assert 1 <= len(stale) <= 1 + int(elapsed / rr_servo.DROP_LOG_PERIOD_S), (elapsed, stale)
+    assert len(order) == 1, order
+    wire.Close()

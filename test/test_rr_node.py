@@ -72,6 +72,12 @@ def test_one_runtime_both_doors_the_same_motors(start, client):
     with client_node() as rr:
         arm = connect(rr, f"rr+tcp://localhost:{port}?service=arm")
         gripper = connect(rr, f"rr+tcp://localhost:{port}?service=gripper")
+        # the Robot Raconteur node is named after the ROS node, found by type here
+        found = until(lambda: {f.Name for f in rr.FindServiceByType(
+            "com.robotraconteur.servo.Servo", ["rr+local"])
+            if f.NodeName == "rrn.servo_sim"},
+            "the node's services found by type")
+        assert found == {"arm", "gripper"}
         state = arm.servo_state.Connect()
         state.WaitInValueValid(TIMEOUT)
         # Robot Raconteur moves the arm up: ROS sees the target and the arm there

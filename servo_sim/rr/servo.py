@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -43,6 +44,10 @@ log = logging.getLogger("servo_sim")
 #: How far a command's status_seqno may be from the servo_state seqno now
 #: (robotraconteur_abstract_robot: 10).
 STATUS_WINDOW = 10
+#: A value on a read-only wire is given to a client connecting later for this many of
+#: the runtime's periods only (the door sends only to wires with clients, so the last
+#: value sent may be seconds old): then the client waits for the next sample.
+FRESH_PERIODS = 4
 #: The modes a command wire streams in, and its field's name in the messages.
 WIRE_MODES = {"position_command": ServoMode.POSITION, "velocity_command": ServoMode.VELOCITY,
               "effort_command": ServoMode.EFFORT}
@@ -51,9 +56,10 @@ MODE_NAMES = {ServoMode.ERROR: "error", ServoMode.DISABLED: "disabled",
               ServoMode.HALT: "halt", ServoMode.POSITION: "position_command",
               ServoMode.VELOCITY: "velocity_command", ServoMode.EFFORT: "effort_command",
               ServoMode.TRAPEZOIDAL: "trapezoidal_command"}
-#: How often a wire's drops for the same reason are logged at most, s (a new reason: at
-#: once).
+#: How often a wire's drops of one kind are logged at most, s (another kind: at once).
 DROP_LOG_PERIOD_S = 5.0
+#: The numbers in a drop's message (seqnos, values): masked, what is left is its kind
+NUMBER = re.compile(r"(?<![\w.])-?(?:\d[\d.]*(?:e[-+]?\d+)?|nan|inf)(?!\w)")
 
 
 def rr_error(exc: ValueError) -> Exception:
@@ -116,13 +122,17 @@ class CommandWire:
         self.seqno = 0
         #: False after a dropped command, until one is taken
         self.valid = True
-        self._logged, self._why = -math.inf, ""
+        #: when each kind of drop was last logged, monotonic s
+        self._logged: dict[str, float] = {}
 
-    def drop(self, motor: str, why: str) -> None:
+    def drop(self, why: str) -> None:
+        """A dropped command: ``valid`` cleared; ``why`` logged unless a drop of the same
+        kind (the message with its numbers masked: a stale one's seqnos change every
+        time) was logged less than DROP_LOG_PERIOD_S ago."""
         self.valid = False
-        now = time.monotonic()
-        if why != self._why or now - self._logged >= DROP_LOG_PERIOD_S:
-            self._logged, self._why = now, why
+        now, kind = time.monotonic(), NUMBER.sub("#", why)
+        if now - self._logged.get(kind, -math.inf) >= DROP_LOG_PERIOD_S:
+            self._logged[kind] = now
             log.warning("%s dropped: %s", self.name, why)
 
 
@@ -166,6 +176,16 @@ class Servo:
         for wire in (self.position, self.velocity, self.servo_state, self.device_clock_now):
             self._downsampler.AddWireBroadcaster(wire)
         self._downsampler.AddPipeBroadcaster(self.servo_state_sensor_data)
+        # a new client gets no value older than a few periods (the door sends only to
+        # wires with clients: the last value sent may be old), and PeekInValue the one
+        # now
+        fresh = FRESH_PERIODS * self._door.period
+        for wire, peek in ((self.position, lambda: np.array([self._peek()[2][0]])),
+                           (self.velocity, lambda: np.array([self._peek()[2][1]])),
+                           (self.servo_state, self._peek_state),
+                           (self.device_clock_now, lambda: self._clock(self._peek()[0]))):
+            wire.OutValueLifespan = fresh
+            wire.PeekInValueCallback = lambda _endpoint, f=peek: f()
         for name in WIRE_MODES:
             getattr(self, name).InValueChanged += (
                 lambda value, ts, ep, n=name: self._on_command(n, value, ep))
@@ -290,36 +310,55 @@ class Servo:
         motor = self._runtime.motor(self.motor)
         who = f"motor {self.motor!r}: {name}"
         if command is None:
-            wire.drop(self.motor, f"{who}: no command")
+            wire.drop(f"{who}: no command")
             return
         values = np.asarray(command.command, dtype=float).reshape(-1)
-        oldest, now = self._door.sent[0], self._door.sent[-1]
         why = ""
         if command.seqno < wire.seqno:
             why = (f"{who}: seqno = {command.seqno} rejected: below the last taken, "
                    f"{wire.seqno} (out of order)")
-        elif not oldest <= int(command.status_seqno) <= now + STATUS_WINDOW:
+        elif not self._door.status_fresh(int(command.status_seqno)):
             why = (f"{who}: status_seqno = {command.status_seqno} rejected: not within "
-                   f"{STATUS_WINDOW} samples of servo_state's seqno {now} (stale)")
+                   f"{STATUS_WINDOW} samples of servo_state's seqno {self._door.sent[-1]} "
+                   "(stale)")
         elif values.size != 1:
             why = (f"{who}: command = {values.tolist()!r} rejected: one value per axis "
                    f"(axis_count 1), not {values.size}")
+        elif name == "position_command" and math.isinf(values[0]):
+            # (the model's set_position takes +-inf as velocity control at full speed;
+            # NaN, and a non-finite velocity or effort, the model refuses itself)
+            why = (f"{who} = {float(values[0])!r} rejected: must be finite (a position: "
+                   "velocity_command for velocity control)")
         elif motor.mode is not wire.mode:
             why = (f"{who} = {float(values[0])!r} refused: mode is {MODE_NAMES[motor.mode]}, "
                    f"not {name} (write mode first)")
         if why:
-            wire.drop(self.motor, why)
+            wire.drop(why)
             return
         call = {"position_command": Motor.set_position,
                 "velocity_command": Motor.set_velocity}.get(name) or effort_call(motor)
         try:
             self._runtime.command(self.motor, call, float(values[0]))
         except ValueError as exc:
-            wire.drop(self.motor, str(exc))
+            wire.drop(str(exc))
             return
         wire.seqno, wire.valid = int(command.seqno), True
 
     # ------------------------------------------------------------------ publishing
+
+    def _peek(self) -> tuple[int, Any, tuple[float, ...], int, int]:
+        """Now, for PeekInValue: (seqno, ts as TimeSpec3, row, mode, flags)."""
+        seqno, microseconds, modes, flags, rows = self._door.peek()
+        i = self.index
+        return (seqno, self._door.ts3(microseconds), tuple(rows[i].tolist()), int(modes[i]),
+                int(flags[i]))
+
+    def _peek_state(self) -> Any:
+        state = self._door.types.new("com.robotraconteur.servo.ServoState")
+        return self._fill_state(state, *self._peek())
+
+    def _clock(self, seqno: int) -> Any:
+        return self._door.device_time(self.device_info, seqno)
 
     @property
     def listened(self) -> bool:
@@ -351,7 +390,7 @@ class Servo:
             if on_velocity:
                 self.velocity.OutValue = np.array([row[1]])
             if on_state or on_pipe:
-                state = self._fill_state(seqno, ts, row, mode, flags)
+                state = self._fill_state(self._state, seqno, ts, row, mode, flags)
             if on_state:
                 self.servo_state.OutValue = state
             if on_clock:
@@ -364,9 +403,8 @@ class Servo:
                 data.servo_state = state
                 self.servo_state_sensor_data.AsyncSendPacket(data, lambda: None)
 
-    def _fill_state(self, seqno: int, ts: Any, row: tuple[float, ...], mode: int,
-                    flags: int) -> Any:
-        state = self._state
+    def _fill_state(self, state: Any, seqno: int, ts: Any, row: tuple[float, ...],
+                    mode: int, flags: int) -> Any:
         state.ts = ts
         state.seqno = seqno
         state.servo_state_flags = self.flags(flags)

@@ -21,10 +21,10 @@ log = logging.getLogger("servo_sim")  # the node's log (RosLogHandler)
 
 
 class RrDoor:
-    """The Robot Raconteur door of ``runtime`` on TCP ``port`` (0: a free one), open
-    until :meth:`close`."""
+    """The Robot Raconteur door of ``runtime`` on TCP ``port`` (0: a free one), its
+    Robot Raconteur node named ``name`` (the ROS node's), open until :meth:`close`."""
 
-    def __init__(self, runtime: Runtime, port: int) -> None:
+    def __init__(self, runtime: Runtime, port: int, name: str = "servo_sim") -> None:
         try:
             from ...rr.door import serve
         except ImportError as exc:
@@ -33,7 +33,7 @@ class RrDoor:
                               "'servo_sim[rr]')") from None
         self._stack = ExitStack()
         try:
-            self.door, self.port = self._stack.enter_context(serve(runtime, port))
+            self.door, self.port = self._stack.enter_context(serve(runtime, port, node_name=name))
         except Exception as exc:  # noqa: BLE001 - Robot Raconteur's own (a port in use)
             raise ConfigError(f"parameter 'robot_raconteur_port' = {port}: cannot serve: "
                               f"{exc}") from None
@@ -54,12 +54,12 @@ class RrDoor:
         self._stack.close()
 
 
-def open_door(runtime: Runtime, port: int, listeners: list[Any]) -> RrDoor | None:
-    """The door on ``port`` (None when -1: off), publishing as a cycle listener; its
-    URLs in the log."""
+def open_door(runtime: Runtime, port: int, listeners: list[Any], name: str) -> RrDoor | None:
+    """The door on ``port`` (None when -1: off) as the Robot Raconteur node of the ROS
+    node ``name`` (``/rrn/servo_sim``: ``rrn.servo_sim``), a cycle listener; URLs logged."""
     if port < 0:
         return None
-    door = RrDoor(runtime, port)
+    door = RrDoor(runtime, port, name.strip("/").replace("/", "."))
     listeners.append(door.publish)
     log.info(door.urls())
     return door

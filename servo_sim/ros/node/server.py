@@ -134,7 +134,7 @@ class ServoSimNode(EchoFirst, Node):
         try:  # a signal from here on: the caller has no node to switch the devices off
             runtime.start(required=False)  # a device that does not answer: the cycle retries
             self.rr_door = open_door(self.runtime, settings["robot_raconteur_port"],
-                                     self.outputs.cycle_listeners)
+                                     self.outputs.cycle_listeners, self.get_fully_qualified_name())
             self.outputs.publish_joint_states()
             self.outputs.publish_clock()
             self.outputs.publish_diagnostics()
