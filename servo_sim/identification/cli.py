@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from ..load import config_argument, load, load_arguments, webots_options
@@ -30,6 +31,9 @@ from .fit import (
     read_recording,
     write_recording,
 )
+from .plots import plot_replays
+from .recordings import Recording
+from .replay import MRAD, motor_fields, replay
 
 
 def cmd_profiles(args: argparse.Namespace) -> int:
@@ -43,11 +47,8 @@ def cmd_profiles(args: argparse.Namespace) -> int:
             print(f"{name:<16} {p.vendor:<8} {p.control:<10} {a['stall_torque']:>9.4g} "
                   f"{a['no_load_speed']:>13.4g} {a['rated_voltage']:>5.3g}")
         return 0
-    try:
-        p = servo_profile(args.name)
-    except KeyError:
-        raise ValueError(f"no servo profile {args.name!r} (known: "
-                         f"{', '.join(sorted(profiles))})") from None
+    servo_profile_or_error(args.name)
+    p = servo_profile(args.name)
     print(f"{p.name} ({p.vendor}, {p.control} firmware)")
     print(f"  model number {p.model_number}\n      {p.sources.get('model_number')}")
     for name, value in flatten(p.motor).items():
@@ -70,33 +71,89 @@ def cmd_record(args: argparse.Namespace) -> int:
     return 0
 
 
-def _model(args: argparse.Namespace) -> tuple[Model, str]:
-    """The motor to fit: a config's motor or a servo profile, with the --set fields."""
+def _base(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """The motor's own fields (nested): a config's motor (``--motor``, or its only one)
+    or a servo profile; and what it is, for the output."""
     if args.config:
         config = load(args.config, webots_home=args.webots_home,
                       strict_protos=args.strict_protos).config
-        motors = {m.name: m for m in config.motors}
-        if args.motor not in motors:
-            raise ValueError(f"{args.config}: no motor {args.motor!r} (give --motor)")
-        fields = motor_to_dict(motors[args.motor])
+        motors = {m.name: m for m in config.motors if not m.passive}
+        name = args.motor
+        if name is None and len(motors) == 1:
+            name = next(iter(motors))
+        if name not in motors:
+            raise ValueError(f"{args.config}: no motor {name!r} (give --motor: "
+                             f"{', '.join(motors)})" if name else
+                             f"{args.config}: {len(motors)} motors: give --motor "
+                             f"({', '.join(motors)})")
+        fields = motor_to_dict(motors[name])
         for key in ("name", "position", "min_position", "max_position"):
             fields.pop(key, None)
-        what = f"motor {args.motor!r} of {args.config}"
-    elif args.servo:
-        fields = {}
-        what = f"servo profile {args.servo}"
-    else:
-        raise ValueError("identify needs --servo NAME or --config FILE --motor M")
-    extra = profile_fields(args.servo or "-", args.settings)
-    extra.pop("servo")
+        return fields, f"motor {name!r} of {args.config}"
     if args.servo:
-        fields["servo"] = args.servo
-    for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(fields.get(key), dict):
-            fields[key].update(value)
-        else:
-            fields[key] = value
-    return Model(fields, args.step_ms, args.velocity, args.acceleration), what
+        servo_profile_or_error(args.servo)
+        return {"servo": args.servo}, f"servo profile {args.servo}"
+    raise ValueError(f"{args.cmd} needs --servo NAME or --config FILE [--motor M]")
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``--set FIELD=VALUE`` fields, by dotted name (values read as YAML)."""
+    fields = profile_fields("-", args.settings)
+    fields.pop("servo")
+    return flatten(fields)
+
+
+def servo_profile_or_error(name: str) -> None:
+    """ValueError naming the known profiles where ``name`` is none of them."""
+    profiles = load_profiles()
+    if name not in profiles:
+        raise ValueError(f"no servo profile {name!r} (known: {', '.join(sorted(profiles))})")
+
+
+def _model(args: argparse.Namespace) -> tuple[Model, str]:
+    """The motor to fit: a config's motor or a servo profile, with the --set fields."""
+    fields, what = _base(args)
+    return (Model(motor_fields(fields, _settings(args)), args.step_ms, args.velocity,
+                  args.acceleration), what)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Replay recordings on a motor; print each one's error and the mean."""
+    recordings = [read_recording(path) for path in args.recording]
+    fields, what = _base(args)
+    settings = _settings(args)
+    print(f"replaying {len(recordings)} recording(s) on {what}, step {args.step_ms} ms")
+    replays = []
+    for recording in recordings:
+        result = replay(recording, fields, settings, args.step_ms)
+        replays.append(result)
+        print(f"  {recording.name}: {len(recording.time)} samples over "
+              f"{recording.time[-1]:.2f} s, {bench_text(recording)}: "
+              f"MAE {MRAD * result.mae:.1f} mrad, RMS {MRAD * result.rms:.1f} mrad")
+    mean = sum(r.mae for r in replays) / len(replays)
+    print(f"mean MAE {MRAD * mean:.1f} mrad over {len(replays)} recordings")
+    if args.plot:
+        try:
+            plot_replays(args.plot, replays, f"servo_sim replay: {what}")
+        except ImportError:
+            raise ValueError("--plot needs matplotlib: pip install 'servo_sim[plot]'") from None
+        print(f"plot written to {args.plot}")
+    return 0
+
+
+def bench_text(recording: Recording) -> str:
+    """The recording's bench in a few words."""
+    b = recording.bench
+    parts = []
+    if b.mass is not None and b.length is not None:
+        parts.append(f"{b.mass:g} kg at {b.length:g} m")
+    if b.kp is not None:
+        parts.append(f"P {b.kp:g}")
+    if b.vin is not None:
+        parts.append(f"{b.vin:g} V")
+    if recording.torque is not None:
+        parts.append(f"torque off {np.mean(~recording.torque):.0%} of samples")
+    return ", ".join(parts) or "no bench"
 
 
 def cmd_identify(args: argparse.Namespace) -> int:
@@ -129,8 +186,32 @@ def cmd_identify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _motor_options(parser: argparse.ArgumentParser, verb: str) -> None:
+    """--servo / --config [--motor] / --set: the motor a verb simulates."""
+    parser.add_argument("--servo", metavar="NAME", help=f"the servo profile to {verb}")
+    parser.add_argument("--config", help="or a config file's motor (YAML, .wbt or .proto; "
+                        "--motor M where it has more than one)")
+    parser.add_argument("--motor", help="the motor of --config")
+    webots_options(parser)
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        dest="settings", help="a motor field known from elsewhere, e.g. "
+                        "actuator.supply_voltage=12 (over the recording's bench)")
+
+
 def add_commands(sub: Any) -> None:
     """The sim-to-real subcommands of ``servo-sim``."""
+    rep = sub.add_parser("replay", help="replay recordings on a motor and report the error",
+                         description="Replay each recording's goals (and torque on/off) on "
+                         "its bench (a bam log's header: mass, length, kp, vin) and print "
+                         "the mean absolute and RMS position error at its samples.")
+    rep.add_argument("recording", nargs="+", help="bam bench JSON, or CSV (time, command, "
+                     "position[, torque])")
+    _motor_options(rep, "replay on")
+    rep.add_argument("--step-ms", type=int, default=1, help="simulation step, ms (1)")
+    rep.add_argument("--plot", metavar="PNG", help="simulated against measured, each "
+                     "recording")
+    rep.set_defaults(func=cmd_replay)
+
     profiles = sub.add_parser("profiles", help="list the servo profiles, or show one")
     profiles.add_argument("name", nargs="?", help="a profile, e.g. XM430-W350-T")
     profiles.set_defaults(func=cmd_profiles)
@@ -152,14 +233,7 @@ def add_commands(sub: Any) -> None:
                            f"{', '.join(DEFAULT_FIT)}) to a recording (CSV: time, command, "
                            "position) by least squares on the simulated response.")
     ident.add_argument("recording", help="CSV with the columns time, command, position")
-    ident.add_argument("--servo", metavar="NAME", help="the servo profile to start from")
-    ident.add_argument("--config", help="or a config file's motor (YAML, .wbt or .proto; "
-                       "with --motor)")
-    ident.add_argument("--motor", help="the motor of --config")
-    webots_options(ident)
-    ident.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                       dest="settings", help="a motor field known from elsewhere, e.g. "
-                       "actuator.supply_voltage=12")
+    _motor_options(ident, "start from")
     ident.add_argument("--fit", nargs="+", metavar="FIELD", choices=list(FITTABLE),
                        help="the fields to fit (default: " + " ".join(DEFAULT_FIT) + ")")
     ident.add_argument("--step-ms", type=int, default=1, help="simulation step, ms (1)")

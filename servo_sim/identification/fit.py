@@ -16,9 +16,7 @@ Pure numpy; no ROS.
 
 from __future__ import annotations
 
-import csv
 import itertools
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,9 +26,13 @@ import numpy as np
 
 from ..model import Simulation, parse_config
 from ..plotting import pyplot
+from .recordings import COLUMNS, Recording, RecordingError, read_recording, write_recording
+from .replay import _deep_copy, motor_fields, set_field, simulate_valid
 
-#: The recording's columns, in order.
-COLUMNS = ("time", "command", "position")
+__all__ = ["COLUMNS", "DEFAULT_FIT", "FITTABLE", "Fit", "IdentifyError", "Model", "Recording",
+           "RecordingError", "excitation", "fitted_config", "identify", "plot",
+           "read_recording", "write_recording"]
+
 #: What is fitted unless told otherwise.
 DEFAULT_FIT = ("inertia", "damping_constant", "actuator.friction")
 #: The fields that can be fitted: (lowest value, typical size for the finite differences).
@@ -64,62 +66,6 @@ class IdentifyError(ValueError):
     """A recording or a fit request that cannot be used; the message says why."""
 
 
-@dataclass(frozen=True)
-class Recording:
-    """A recorded trajectory: times (s, from 0), position commands and measured positions."""
-
-    time: np.ndarray
-    command: np.ndarray
-    position: np.ndarray
-
-    @property
-    def span(self) -> float:
-        """The range of the measured position (what the RMS error is compared with)."""
-        return float(np.ptp(self.position))
-
-
-def read_recording(path: str | Path) -> Recording:
-    """Read a recording CSV (columns :data:`COLUMNS`, any order, header first)."""
-    path = Path(path)
-    try:
-        with path.open(newline="") as f:
-            rows = list(csv.reader(f))
-    except OSError as exc:
-        raise IdentifyError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if not rows:
-        raise IdentifyError(f"{path}: empty; expected the columns {', '.join(COLUMNS)}")
-    header = [h.strip() for h in rows[0]]
-    missing = [c for c in COLUMNS if c not in header]
-    if missing:
-        raise IdentifyError(f"{path}: no column {missing[0]!r} in the header {header} "
-                            f"(expected {', '.join(COLUMNS)})")
-    index = [header.index(c) for c in COLUMNS]
-    data = []
-    for line, row in enumerate(rows[1:], start=2):
-        try:
-            values = [float(row[i]) for i in index]
-        except (ValueError, IndexError):
-            raise IdentifyError(f"{path}: line {line}: {row!r}: expected numbers in "
-                                f"{', '.join(COLUMNS)}") from None
-        if not all(math.isfinite(v) for v in values):
-            raise IdentifyError(f"{path}: line {line}: {row!r}: not finite")
-        data.append(values)
-    t, command, position = np.array(data).reshape(-1, 3).T
-    if np.any(np.diff(t) <= 0):
-        line = int(np.flatnonzero(np.diff(t) <= 0)[0]) + 3
-        raise IdentifyError(f"{path}: line {line}: time does not increase")
-    if len(data) < 10:
-        raise IdentifyError(f"{path}: {len(data)} samples; a fit needs at least 10")
-    return Recording(t - t[0], command, position)
-
-
-def write_recording(path: str | Path, recording: Recording) -> None:
-    """Write ``recording`` as CSV (see :func:`read_recording`)."""
-    rows = np.column_stack([recording.time, recording.command, recording.position])
-    np.savetxt(path, rows, delimiter=",", header=",".join(COLUMNS), comments="",
-               fmt="%.9g")
-
-
 def excitation(t: np.ndarray | float, amplitude: float = 0.5, center: float = 0.0
                ) -> np.ndarray:
     """The position command ``servo-sim record`` sends at time ``t`` (s): steps (the
@@ -138,25 +84,8 @@ def excitation(t: np.ndarray | float, amplitude: float = 0.5, center: float = 0.
 EXCITATION_S = 4.5
 
 
-def _set(fields: dict[str, Any], name: str, value: float) -> None:
-    """Set one fitted field in a motor's fields (``actuator.gains.p`` -> gains[0])."""
-    parts = name.split(".")
-    if parts[-1] in _GAIN_INDEX and len(parts) >= 2 and parts[-2] in ("gains", "control_pid"):
-        group = fields
-        for part in parts[:-2]:
-            group = group.setdefault(part, {})
-        gains = list(group.get(parts[-2], (10.0, 0.0, 0.0)))
-        gains[_GAIN_INDEX[parts[-1]]] = value
-        group[parts[-2]] = gains
-        return
-    group = fields
-    for part in parts[:-1]:
-        group = group.setdefault(part, {})
-    group[parts[-1]] = value
-
-
 def _get(config_motor: Mapping[str, Any], name: str) -> float:
-    """A field's value in a motor's dict form (see :func:`_set`)."""
+    """A field's value in a motor's dict form (``actuator.gains.p``: gains[0])."""
     parts = name.split(".")
     value: Any = config_motor
     if parts[-1] in _GAIN_INDEX and len(parts) >= 2 and parts[-2] in ("gains", "control_pid"):
@@ -182,11 +111,9 @@ class Model:
         """A config of one motor per set of field values, each starting at ``start``."""
         motors = []
         for k, override in enumerate(values):
-            entry = _deep_copy(self.fields)
+            entry = motor_fields(self.fields, override)
             # coupled ("fit::m<k>"): one command moves every one of them
             entry.update(name=f"fit::m{k}", position=start)
-            for name, value in override.items():
-                _set(entry, name, value)
             motors.append(entry)
         return {"basic_time_step_ms": self.step_ms, "motors": motors}
 
@@ -207,33 +134,14 @@ class Model:
 
     def simulate(self, recording: Recording, names: Sequence[str],
                  points: np.ndarray) -> np.ndarray:
-        """The simulated position at the recorded times, one row per parameter point."""
-        values = [dict(zip(names, map(float, p), strict=False)) for p in np.atleast_2d(points)]
-        sim = Simulation(parse_config(self.config(values, float(recording.position[0])),
-                                      "identify"))
-        motors = list(sim)
-        for m in motors:
-            if self.acceleration is not None:
-                m.set_acceleration(self.acceleration)
-        if self.velocity is not None:
-            motors[0].set_velocity(self.velocity)
-        dt = self.step_ms / 1000.0
-        steps = math.ceil(recording.time[-1] / dt - 1e-9)
-        # the command in force during each step: the last one recorded at or before it
-        which = np.searchsorted(recording.time, np.arange(steps) * dt + 1e-9, side="right") - 1
-        np.maximum(which, 0, out=which)  # before the first sample: its command
-        out = np.empty((len(motors), steps + 1))
-        out[:, 0] = sim.bank.position
-        last = None
-        for k in range(steps):
-            command = float(recording.command[which[k]])
-            if command != last:
-                motors[0].set_position(command)  # and its coupled siblings
-                last = command
-            sim.step()
-            out[:, k + 1] = sim.bank.position
-        grid = np.arange(steps + 1) * dt
-        return np.array([np.interp(recording.time, grid, row) for row in out])
+        """The simulated position at the recorded times, one row per parameter point, on
+        the recording's bench (replay.py's loop); NaN rows for points the config check
+        refuses."""
+        bench = recording.bench.fields()
+        motors = [motor_fields(self.fields, bench, dict(zip(names, map(float, p), strict=True)))
+                  for p in np.atleast_2d(points)]
+        return simulate_valid(recording, motors, self.step_ms, self.velocity,
+                              self.acceleration)
 
 
 #: The coarse grid the fit starts from (the best point): per field, the candidates
@@ -377,7 +285,7 @@ def fitted_config(model: Model, fit: Fit, motor: str = "servo") -> dict[str, Any
     entry = _deep_copy(model.fields)
     entry["name"] = motor
     for name, value in fit.values().items():
-        _set(entry, name, round(value, 6))
+        set_field(entry, name, round(value, 6))
     return {"basic_time_step_ms": model.step_ms, "motors": [entry]}
 
 
@@ -401,11 +309,3 @@ def plot(path: str | Path, recording: Recording, fit: Fit, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-
-
-def _deep_copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _deep_copy(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_deep_copy(v) for v in value]
-    return value
