@@ -96,13 +96,18 @@ class ActuatorConfig:
       ``damping_constant``);
     * ``armature``: the rotor's inertia as the output sees it (through the gear ratio),
       kg*m^2 (adds to the joint's ``inertia``);
-    * ``control``: the position control law, with the firmware's ``gains``.
+    * ``control``: the position control law, with the firmware's ``gains`` (times
+      ``gain_scale``);
+    * ``min_supply_voltage``, ``max_supply_voltage``: the supply's rated range.
     """
 
     stall_torque: float = 0.0
     no_load_speed: float = 0.0
     rated_voltage: float = 0.0
     supply_voltage: float = 0.0  # 0: the rated voltage
+    #: the supply's rated range, V (0: not given); outside it the config check warns
+    min_supply_voltage: float = 0.0
+    max_supply_voltage: float = 0.0
     resolution: int = 0  # 0: exact
     backlash: float = 0.0
     deadband: float = 0.0
@@ -118,6 +123,9 @@ class ActuatorConfig:
     armature: float = 0.0
     control: str = "webots"
     gains: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    #: the firmware's gains in the control law's documented units times this (the
+    #: XL330 as measured: 0.5, its P acting as P/256 where the e-Manual says P/128)
+    gain_scale: float = 1.0
 
     @property
     def envelope(self) -> bool:
