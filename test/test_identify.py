@@ -151,8 +151,8 @@ def test_a_recording_round_trips_and_starts_at_zero(tmp_path):
 
 def test_fitting_an_unknown_field_is_refused():
     rec = Recording(np.arange(20) * 0.01, np.zeros(20), np.zeros(20))
-    with pytest.raises(IdentifyError, match="cannot fit 'max_torque'"):
-        identify(rec, Model({"servo": "XM430-W350-T"}), ["max_torque"])
+    with pytest.raises(IdentifyError, match="cannot fit 'spring_constant'"):
+        identify(rec, Model({"servo": "XM430-W350-T"}), ["spring_constant"])
 
 
 def test_the_identified_model_is_the_one_the_simulation_runs():

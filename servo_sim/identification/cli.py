@@ -22,12 +22,13 @@ from ..load import config_argument, load, load_arguments, webots_options
 from ..model.config import flatten, motor_to_dict
 from ..model.profiles import load_profiles, profile_fields, servo_profile
 from .fit import (
+    BENCH_FIT,
     DEFAULT_FIT,
     FITTABLE,
+    UNDETERMINED,
     Model,
     fitted_config,
     identify,
-    plot,
     read_recording,
     write_recording,
 )
@@ -157,33 +158,58 @@ def bench_text(recording: Recording) -> str:
 
 
 def cmd_identify(args: argparse.Namespace) -> int:
-    """Fit a motor to a recording; print, write the config and plot."""
-    recording = read_recording(args.recording)
+    """Fit one motor to recordings; print, write the config, validate and plot."""
+    recordings = [read_recording(path) for path in args.recording]
+    held_out = [read_recording(path) for path in args.validate]
     model, what = _model(args)
-    names = args.fit or list(DEFAULT_FIT)
-    fit = identify(recording, model, names)
-    stem = Path(args.recording).with_suffix("")
-    out = Path(args.out or f"{stem}.fitted.yaml")
-    print(f"identified {what} from {args.recording}: {len(recording.time)} samples over "
-          f"{recording.time[-1]:.2f} s, step {model.step_ms} ms, {fit.iterations} iterations")
-    print(f"  {'field':<20} {'before':>10} {'fitted':>12}   standard error")
-    for name, before, value, std in zip(fit.names, fit.initial, fit.value, fit.std, strict=False):
-        print(f"  {name:<20} {before:>10.4g} {value:>12.6g}   +- {std:.2g}")
+    benched = all(r.bench.mass is not None for r in recordings)
+    names = args.fit or list(BENCH_FIT if benched else DEFAULT_FIT)
+    first = Path(args.recording[0]).with_suffix("")
+    out = Path(args.out or f"{first}.fitted.yaml")
+    fit = identify(recordings, model, names)
+    samples = sum(len(r.time) for r in recordings)
+    print(f"identified {what} from {len(recordings)} recording(s) ({args.recording[0]}"
+          f"{' ...' if len(recordings) > 1 else ''}): {samples} samples, step "
+          f"{model.step_ms} ms, {fit.iterations} iterations")
+    print(f"  {'field':<36} {'before':>10} {'fitted':>12}   standard error")
+    for name, before, value, std in zip(fit.names, fit.initial, fit.value, fit.std,
+                                        strict=True):
+        loose = "   (not determined)" if name in fit.undetermined else ""
+        print(f"  {name:<36} {before:>10.4g} {value:>12.6g}   +- {std:.2g}{loose}")
     span = fit.span or math.nan
     print(f"  RMS error {fit.rms_before:.4g} rad ({100 * fit.rms_before / span:.3g} % of the "
           f"{fit.span:.4g} rad range) before, {fit.rms_after:.4g} rad "
           f"({100 * fit.rms_after / span:.3g} %) fitted")
-    out.write_text(yaml.safe_dump(fitted_config(model, fit), sort_keys=False))
+    if fit.undetermined:
+        print(f"  not determined by these recordings: {', '.join(fit.undetermined)} (their "
+              f"standard error is above {UNDETERMINED:.0%} of the value: record more, or "
+              "give them with --set and leave them out of --fit)")
+    config = fitted_config(model, fit)
+    _print_maes("training", fit.replays())
+    fitted = config["motors"][0]
+    validation = [replay(r, fitted, {}, model.step_ms) for r in held_out]
+    if validation:
+        _print_maes("held-out", validation)
+    out.write_text(yaml.safe_dump(config, sort_keys=False))
     print(f"  config written to {out}")
-    plot_path = args.plot or f"{stem}.fit.png"
+    plot_path = args.plot or f"{first}.fit.png"
     try:
-        plot(plot_path, recording, fit, f"servo_sim identify: {what}")
+        plot_replays(plot_path, [*fit.replays(), *validation], f"servo_sim identify: {what}")
         print(f"  plot written to {plot_path}")
     except ImportError:
         if args.plot:
             raise ValueError("--plot needs matplotlib: pip install 'servo_sim[plot]'") from None
         print("  no plot: matplotlib is not installed (pip install 'servo_sim[plot]')")
     return 0
+
+
+def _print_maes(what: str, replays: list) -> None:
+    """One line per replay (MAE, RMS), then the mean."""
+    for r in replays:
+        print(f"  {what} {r.recording.name}: MAE {MRAD * r.mae:.1f} mrad, RMS "
+              f"{MRAD * r.rms:.1f} mrad")
+    mean = sum(r.mae for r in replays) / len(replays)
+    print(f"  {what} mean MAE {MRAD * mean:.1f} mrad over {len(replays)} recordings")
 
 
 def _motor_options(parser: argparse.ArgumentParser, verb: str) -> None:
@@ -228,11 +254,16 @@ def add_commands(sub: Any) -> None:
     rec.add_argument("--out", default="recording.csv", help="CSV file (recording.csv)")
     rec.set_defaults(func=cmd_record)
 
-    ident = sub.add_parser("identify", help="fit a motor to a recording",
-                           description="Fit what the datasheet does not give (by default "
-                           f"{', '.join(DEFAULT_FIT)}) to a recording (CSV: time, command, "
-                           "position) by least squares on the simulated response.")
-    ident.add_argument("recording", help="CSV with the columns time, command, position")
+    ident = sub.add_parser("identify", help="fit a motor to recordings",
+                           description="Fit one parameter set to all the recordings given "
+                           "(each on its own bench) by least squares on the simulated "
+                           "position, within each field's bounds: by default "
+                           f"{', '.join(DEFAULT_FIT)} (recordings without a bench) or "
+                           f"{', '.join(BENCH_FIT)} (recordings on a known bench).")
+    ident.add_argument("recording", nargs="+", help="bam bench JSON, or CSV (time, command, "
+                       "position[, torque])")
+    ident.add_argument("--validate", nargs="+", default=[], metavar="RECORDING",
+                       help="held-out recordings: their MAE with the fitted values")
     _motor_options(ident, "start from")
     ident.add_argument("--fit", nargs="+", metavar="FIELD", choices=list(FITTABLE),
                        help="the fields to fit (default: " + " ".join(DEFAULT_FIT) + ")")
@@ -241,6 +272,7 @@ def add_commands(sub: Any) -> None:
                        help="the speed limit the recording ran with (set_velocity)")
     ident.add_argument("--acceleration", type=float, default=None,
                        help="the acceleration the recording ran with (set_acceleration)")
-    ident.add_argument("--out", help="the fitted config (default: RECORDING.fitted.yaml)")
-    ident.add_argument("--plot", help="the PNG (default: RECORDING.fit.png)")
+    ident.add_argument("--out", help="the fitted config (default: the first "
+                       "RECORDING.fitted.yaml)")
+    ident.add_argument("--plot", help="the PNG (default: the first RECORDING.fit.png)")
     ident.set_defaults(func=cmd_identify)

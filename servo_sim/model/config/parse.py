@@ -354,14 +354,15 @@ def _check_actuator(m: MotorConfig, a: ActuatorConfig, ctx: _Context) -> None:
 
 def _check_supply(m: MotorConfig, a: ActuatorConfig, ctx: _Context) -> None:
     """The supply's rated range: low above high is refused; a supply outside it is
-    simulated (the envelope scales on) with a warning, once per motor, range and value."""
+    simulated (the envelope scales on) with a warning, once per motor (coupled motors:
+    once), range and value."""
     low, high = a.min_supply_voltage, a.max_supply_voltage
     if low and high and low > high:
         raise ctx.error(f"above max_supply_voltage ({high:g} V)", m.name,
                         "actuator.min_supply_voltage", low)
     v = a.voltage
     if v and ((low and v < low) or (high and v > high)):
-        key = (ctx.source, m.name, v, low, high)
+        key = (ctx.source, m.coupling_base or m.name, v, low, high)  # coupled: once
         if key not in _SUPPLY_WARNED:
             _SUPPLY_WARNED.add(key)
             log.warning("%s: motor %r: supply %g V outside the servo's rated range %g-%g V: "
