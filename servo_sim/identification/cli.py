@@ -25,6 +25,8 @@ from .fit import (
     BENCH_FIT,
     DEFAULT_FIT,
     FITTABLE,
+    MAX_ITERATIONS,
+    PATTERN_RUNS,
     UNDETERMINED,
     Model,
     fitted_config,
@@ -166,7 +168,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
     names = args.fit or list(BENCH_FIT if benched else DEFAULT_FIT)
     first = Path(args.recording[0]).with_suffix("")
     out = Path(args.out or f"{first}.fitted.yaml")
-    fit = identify(recordings, model, names)
+    fit = identify(recordings, model, names, args.pattern_runs, args.iterations)
     samples = sum(len(r.time) for r in recordings)
     print(f"identified {what} from {len(recordings)} recording(s) ({args.recording[0]}"
           f"{' ...' if len(recordings) > 1 else ''}): {samples} samples, step "
@@ -268,6 +270,10 @@ def add_commands(sub: Any) -> None:
     ident.add_argument("--fit", nargs="+", metavar="FIELD", choices=list(FITTABLE),
                        help="the fields to fit (default: " + " ".join(DEFAULT_FIT) + ")")
     ident.add_argument("--step-ms", type=int, default=1, help="simulation step, ms (1)")
+    ident.add_argument("--pattern-runs", type=int, default=PATTERN_RUNS, metavar="N",
+                       help=f"most runs of the pattern search ({PATTERN_RUNS})")
+    ident.add_argument("--iterations", type=int, default=MAX_ITERATIONS, metavar="N",
+                       help=f"most Levenberg-Marquardt iterations ({MAX_ITERATIONS})")
     ident.add_argument("--velocity", type=float, default=None,
                        help="the speed limit the recording ran with (set_velocity)")
     ident.add_argument("--acceleration", type=float, default=None,

@@ -284,10 +284,12 @@ class Fit:
 
 
 def identify(recordings: Recording | Sequence[Recording], model: Model,
-             names: Sequence[str] = DEFAULT_FIT) -> Fit:
+             names: Sequence[str] = DEFAULT_FIT, pattern_runs: int = PATTERN_RUNS,
+             iterations: int = MAX_ITERATIONS) -> Fit:
     """Fit the fields ``names`` of ``model`` to ``recordings``, one parameter set for all
-    (each on its own bench; see the module docstring). Never leaves the bounds of
-    :data:`FITTABLE`; a trial the config check refuses counts as no fit."""
+    (each on its own bench; see the module docstring), in at most ``pattern_runs`` runs
+    of the pattern search and ``iterations`` of Levenberg-Marquardt. Never leaves the
+    bounds of :data:`FITTABLE`; a trial the config check refuses counts as no fit."""
     recordings = [recordings] if isinstance(recordings, Recording) else list(recordings)
     if not recordings:
         raise IdentifyError("no recording to fit")
@@ -319,9 +321,9 @@ def identify(recordings: Recording | Sequence[Recording], model: Model,
         reason = model_refusal(model, recordings, names, theta0)
         raise IdentifyError(f"the initial values are refused: {reason}")
     theta = _pattern_search(*_best_start(theta0, names, low, high, residuals), low, high,
-                            typical, residuals)
+                            typical, residuals, pattern_runs)
     theta, r, jacobian, iterations = _levenberg_marquardt(theta, low, high, typical,
-                                                          residuals)
+                                                          residuals, iterations)
     dof = max(len(measured) - len(names), 1)
     sigma2 = cost(r) / dof
     # a field the recordings do not show at all (a zero column) has no error bar, and
@@ -344,7 +346,7 @@ def identify(recordings: Recording | Sequence[Recording], model: Model,
 
 
 def _levenberg_marquardt(theta: np.ndarray, low: np.ndarray, high: np.ndarray,
-                         typical: np.ndarray, residuals) -> tuple:
+                         typical: np.ndarray, residuals, most: int = MAX_ITERATIONS) -> tuple:
     """Levenberg-Marquardt from ``theta`` within the bounds: the Jacobian by finite
     differences (backward where forward leaves the bounds or the valid region; a column
     of zeros where neither is possible), several dampings tried in one run.
@@ -353,7 +355,7 @@ def _levenberg_marquardt(theta: np.ndarray, low: np.ndarray, high: np.ndarray,
     iterations = 0
     r = residuals(theta[None])[0]
     jacobian = np.zeros((len(r), len(theta)))
-    for _ in range(MAX_ITERATIONS):
+    for _ in range(most):
         iterations += 1
         h = FD_STEP * np.maximum(np.abs(theta), typical)
         forward = theta + h > high
