@@ -184,7 +184,7 @@ def test_the_shared_lift_and_drop_replays(capsys):
 ENTRY = bam_entry(0.1, 0.0, 0.0)
 
 
-@pytest.mark.parametrize(("text", "message"), [
+BAD_BAM = [
     ('{"mass": 0.49, "entries": [', "not JSON (truncated?)"),
     ('{"mass": 0.49}', "field 'entries': expected a list"),
     (json.dumps(bam_log([ENTRY] * 3, mass=-1)), "header field 'mass' = -1"),
@@ -197,17 +197,8 @@ ENTRY = bam_entry(0.1, 0.0, 0.0)
     (json.dumps(bam_log([ENTRY, {**ENTRY, "timestamp": 0.2}, ENTRY])),
      "entry 2: field 'timestamp' = 0.1: time does not increase"),
     (json.dumps(bam_log([bam_entry(0.01 * k, 0, 0) for k in range(3)])), "3 samples"),
-])
-def test_a_bad_bam_log_is_one_error_naming_file_entry_and_field(tmp_path, text, message):
-    path = tmp_path / "rec.json"
-    path.write_text(text)
-    with pytest.raises(RecordingError) as err:
-        read_recording(path)
-    assert str(err.value).startswith(f"{path}: ")
-    assert message in str(err.value)
-
-
-@pytest.mark.parametrize(("text", "message"), [
+]
+BAD_CSV = [
     ("t,command,position\n", "no column 'time'"),
     ("time,command,position\n" + "0,0,0\n" * 3, "line 3: field 'time' = 0.0: time does not"),
     ("time,command,position\n0,0,x\n", "line 2: field 'position' = 'x': expected a number"),
@@ -216,9 +207,15 @@ def test_a_bad_bam_log_is_one_error_naming_file_entry_and_field(tmp_path, text, 
     ("time,command,position,torque\n0,0,0,2\n", "line 2: field 'torque' = '2': expected 0"),
     ("time,command,position\n0,0,0\n1,0,0\n", "2 samples; a replay or fit needs at least 10"),
     ("", "empty"),
-])
-def test_a_bad_csv_recording_is_one_error_naming_file_line_and_field(tmp_path, text, message):
-    path = tmp_path / "rec.csv"
+]
+
+
+@pytest.mark.parametrize(("suffix", "text", "message"),
+                         [(".json", *bad) for bad in BAD_BAM] + [(".csv", *bad) for bad in BAD_CSV])
+def test_a_bad_recording_is_one_error_naming_file_entry_and_field(tmp_path, suffix, text,
+                                                                  message):
+    """bam's JSON: the entry (from 0) and field; CSV: the line (from 1) and field."""
+    path = tmp_path / f"rec{suffix}"
     path.write_text(text)
     with pytest.raises(RecordingError) as err:
         read_recording(path)
