@@ -1,10 +1,13 @@
-"""``servo-sim profiles``, ``record`` and ``identify``: from a servo's datasheet to a
-model fitted to the servo itself (see docs/sim-to-real.md).
+"""``servo-sim profiles``, ``record``, ``replay`` and ``identify``: from a servo's
+datasheet to a model fitted to the servo itself (see docs/sim-to-real.md).
 
     servo-sim profiles [NAME]
     servo-sim record CONFIG --motor M [--out rec.csv] [--amplitude RAD]
                      (CONFIG: YAML, or a Webots .wbt/.proto: servo_sim.load)
-    servo-sim identify RECORDING.csv --servo NAME [--set FIELD=VALUE ...] [--fit FIELD ...]
+    servo-sim replay RECORDING... (--servo NAME | --config FILE [--motor M])
+                     [--set FIELD=VALUE ...] [--step-ms MS] [--plot PNG]
+    servo-sim identify RECORDING... (--servo NAME | --config FILE [--motor M])
+                       [--validate RECORDING...] [--set FIELD=VALUE ...] [--fit FIELD ...]
                        [--step-ms MS] [--out fitted.yaml] [--plot fit.png]
 """
 
