@@ -142,6 +142,9 @@ def main() -> int:
         "actuator.viscous_friction", "actuator.load_friction_motor", "max_torque",
         "--out", str(fitted), "--plot", str(work / "servo_sim_fit.png")])
     servo_fit_s = time.monotonic() - start
+    run([sys.executable, "-m", "servo_sim.cli", "replay", *map(str, sorted(
+        logs["validate"].glob("*.json"))), "--config", str(fitted), "--step-ms",
+        str(args.step_ms), "--plot", str(work / "servo_sim_held_out.png")])
     for split in ("train", "validate"):
         rows.append(("servo_sim", "fitted on P 100", split,
                      mean(servo_sim_maes(logs[split], fitted, args.step_ms))))

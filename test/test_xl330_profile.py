@@ -78,6 +78,7 @@ def test_a_supply_outside_the_rated_range_warns_once_and_is_simulated(caplog):
     ({"gain_scale": -0.5}, "actuator.gain_scale", -0.5),
     ({"min_supply_voltage": 7.0}, "actuator.min_supply_voltage", 7.0),
     ({"max_supply_voltage": -1.0}, "actuator.max_supply_voltage", -1.0),
+    ({"load_friction_motor": 1.0}, "actuator.load_friction_motor", 1.0),
 ])
 def test_bad_scale_or_range_is_refused_naming_motor_field_and_value(actuator, field, value):
     with pytest.raises(ConfigError) as err:

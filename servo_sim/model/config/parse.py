@@ -323,8 +323,9 @@ def _check_actuator(m: MotorConfig, a: ActuatorConfig, ctx: _Context) -> None:
         try:
             a.motor_inside()
         except ValueError as exc:
+            field = "load_friction_motor" if a.load_friction_motor >= 1.0 else "friction"
             raise ctx.error(f"{exc}: the servo could not reach its no-load speed", m.name,
-                            "actuator.friction", a.friction) from None
+                            f"actuator.{field}", getattr(a, field)) from None
     if a.stribeck:
         for field in ("stribeck_velocity", "stribeck_alpha"):
             if getattr(a, field) <= 0:

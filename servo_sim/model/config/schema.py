@@ -152,10 +152,16 @@ class ActuatorConfig:
         """The stall torque and no-load speed (at the rated voltage) of the motor inside
         the gear: the datasheet's stall torque, and a no-load speed at which the output,
         against the gear's Coulomb and viscous friction, runs free at the datasheet's
-        speed ``w`` (the motor's torque at ``w`` equals ``friction + viscous_friction *
-        w``). ValueError where the friction at ``w`` reaches the stall torque."""
+        speed ``w`` (the motor's torque ``T`` at ``w`` equals ``friction +
+        viscous_friction * w + load_friction_motor * T``: the Stribeck terms are gone at
+        speed). ValueError where the friction at ``w`` reaches the stall torque."""
         stall = self.stall_torque
-        lost = self.friction + self.viscous_friction * self.no_load_speed
+        if self.load_friction_motor >= 1.0:
+            raise ValueError(f"the gear's friction grows by {self.load_friction_motor:g} of "
+                             "the motor's torque (load_friction_motor), at least all of it")
+        # running free, the motor's torque T carries the friction, k_motor T of it too
+        lost = ((self.friction + self.viscous_friction * self.no_load_speed)
+                / (1.0 - self.load_friction_motor))
         if lost >= stall:
             raise ValueError(f"the gear's friction at the no-load speed ({lost:g} N*m) is "
                              f"not below the stall torque ({stall:g} N*m)")
