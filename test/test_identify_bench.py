@@ -99,8 +99,10 @@ def test_a_trial_the_config_check_refuses_is_no_fit_not_a_crash(recordings):
     assert "is not below the stall torque" in str(refusal(bad))
     rows = simulate_valid(recordings[0], [fields, bad], STEP_MS)
     assert np.isfinite(rows[0]).all() and np.isnan(rows[1]).all()
-    # start next to the edge: the pattern search's first steps (+-50 %) cross it
-    start = Model(motor_fields({"servo": "XL330-M288-T"}, {"actuator.friction": 0.4}),
+    # start next to the edge (with the profile's load_friction_motor: 0.52 N*m at
+    # (0.25 + 0.111) / (1 - 0.259) = 0.49 N*m): the pattern search's first step (+50 %)
+    # crosses it
+    start = Model(motor_fields({"servo": "XL330-M288-T"}, {"actuator.friction": 0.25}),
                   step_ms=STEP_MS)
     fit = identify(recordings[:1], start, ["actuator.friction"])
     assert fit.value[0] == pytest.approx(HIDDEN["actuator.friction"], rel=0.5)
