@@ -8,7 +8,8 @@
                          [--csv F] [-- ARGS...]
     servo-sim profiles [NAME]
     servo-sim record CONFIG --motor M [--out rec.csv]
-    servo-sim identify RECORDING.csv --servo NAME [--fit FIELD ...] [--plot fit.png]
+    servo-sim replay RECORDING... (--servo NAME | --config FILE [--motor M]) [--plot PNG]
+    servo-sim identify RECORDING... --servo NAME [--validate RECORDING...] [--fit FIELD ...]
 
 CONFIG defaults to the package's ``config/servo_sim.yaml``; it may also be a Webots
 world or PROTO file (``.wbt``, ``.proto``: its motors are imported). Errors (a bad

@@ -41,7 +41,7 @@ G = 9.81
 SERVOS = {
     "STS3215-7.4V": (19.5 * KGCM, 32, 1 / 1000, 0.052393, 1),
     "STS3215-12V": (30 * KGCM, 32, 1 / 1000, 0.19587, 1),
-    "XL330-M288-T": (0.52, 400, 1 / 128 / 885, 0.020562, 0),
+    "XL330-M288-T": (0.52, 400, 1 / 256 / 885, 0.0194746, 0),  # P/256, friction measured
     "XL430-W250-T": (1.4, 640, 1 / 128 / 885, 0.020562, 0),   # the XL330's (our choice)
     "XM430-W350-T": (4.1, 800, 1 / 128 / 885, 0.090387, 0),   # the MX-64's (our choice)
     "XM540-W270-T": (10.6, 800, 1 / 128 / 885, 0.10352, 0),   # the MX-106's (our choice)
@@ -52,7 +52,10 @@ SERVOS = {
 #: load-dependent friction; profiles.yaml takes it for both STS3215): at rest the load's
 #: factor is load_friction_external + its Stribeck term, the motor's the same
 STS_AT_REST = (0.195734 + 0.417901, 9.09184e-7 + 0.0295310)
-LOAD_FRICTION = {"STS3215-7.4V": STS_AT_REST, "STS3215-12V": STS_AT_REST}
+#: the XL330's measured on bam's bench recordings (profiles.yaml): 0.25949 of the motor's
+#: torque, nothing of the load's
+LOAD_FRICTION = {"STS3215-7.4V": STS_AT_REST, "STS3215-12V": STS_AT_REST,
+                 "XL330-M288-T": (0.0, 0.25949)}
 SHOULDER_MASS = 0.103 + 0.104 + 0.079 + 0.087 + 0.012
 SHOULDER_LEVER = (0.103 * 0.090 + 0.104 * 0.171 + 0.079 * 0.234 + 0.087 * 0.276
                   + 0.012 * 0.309) / SHOULDER_MASS

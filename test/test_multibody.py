@@ -193,7 +193,10 @@ def test_one_link_steps_as_the_per_joint_integration(tmp_path, profile):
                 mujoco_sim(link, [motor])):
         sim.motor("j").set_position(0.5)
         runs.append(trace(sim, 1500, "j")[:, 0])
-    assert runs[0][-1] > 0.3  # it stepped, against the weight
+    # it stepped, against the weight (the XL330 as measured, P/256 and its gear's
+    # load-dependent friction, rests up to (0.156 + 0.019) / (0.00092 * 0.74) ticks =
+    # 0.39 rad short of the goal: docs/sim-to-real.md, "At rest")
+    assert runs[0][-1] > 0.1
     assert np.abs(runs[0] - runs[1]).max() < 1e-9
 
 

@@ -16,9 +16,7 @@ Pure numpy; no ROS.
 
 from __future__ import annotations
 
-import csv
 import itertools
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,25 +24,55 @@ from typing import Any
 
 import numpy as np
 
-from ..model import Simulation, parse_config
+from ..model import ConfigError, Simulation, parse_config
 from ..plotting import pyplot
+from .recordings import COLUMNS, Recording, RecordingError, read_recording, write_recording
+from .replay import Replay, _deep_copy, motor_fields, refusal, set_field, simulate_valid
 
-#: The recording's columns, in order.
-COLUMNS = ("time", "command", "position")
-#: What is fitted unless told otherwise.
+__all__ = ["COLUMNS", "DEFAULT_FIT", "FITTABLE", "Fit", "IdentifyError", "Model", "Recording",
+           "RecordingError", "excitation", "fitted_config", "identify", "plot",
+           "read_recording", "write_recording"]
+
+#: What is fitted unless told otherwise: a recording without a bench (the load unknown)...
 DEFAULT_FIT = ("inertia", "damping_constant", "actuator.friction")
-#: The fields that can be fitted: (lowest value, typical size for the finite differences).
-FITTABLE: dict[str, tuple[float, float]] = {
-    "inertia": (1e-7, 0.01),
-    "damping_constant": (0.0, 0.01),
-    "actuator.friction": (0.0, 0.01),
-    "static_friction": (0.0, 0.01),
-    "actuator.backlash": (0.0, 0.001),
-    "actuator.gains.p": (1e-6, 10.0),
-    "actuator.gains.i": (0.0, 10.0),
-    "actuator.gains.d": (0.0, 10.0),
-    "control_pid.p": (1e-6, 1.0),
+#: ... and recordings on a known bench (the load given: the gear's and motor's parts).
+BENCH_FIT = ("actuator.armature", "actuator.friction", "actuator.viscous_friction",
+             "actuator.friction_stribeck", "actuator.load_friction_external",
+             "actuator.load_friction_motor", "max_torque")
+#: The fields that can be fitted: (lowest value, highest value, typical size for the
+#: steps); every trial stays within these bounds, and one the config check still
+#: refuses (a friction at the no-load speed above the stall torque) counts as no fit.
+FITTABLE: dict[str, tuple[float, float, float]] = {
+    "inertia": (1e-7, 100.0, 0.01),
+    "damping_constant": (0.0, 100.0, 0.01),
+    "static_friction": (0.0, 100.0, 0.01),
+    "max_torque": (1e-4, 1e4, 0.1),
+    "control_pid.p": (1e-6, 1e6, 1.0),
+    "actuator.friction": (0.0, 100.0, 0.01),
+    "actuator.viscous_friction": (0.0, 100.0, 0.01),
+    "actuator.armature": (0.0, 10.0, 0.001),
+    "actuator.friction_stribeck": (0.0, 100.0, 0.01),
+    "actuator.stribeck_velocity": (1e-3, 100.0, 0.1),
+    "actuator.stribeck_alpha": (0.1, 10.0, 1.0),
+    "actuator.load_friction_external": (0.0, 0.95, 0.05),
+    "actuator.load_friction_motor": (0.0, 0.95, 0.05),
+    "actuator.load_friction_external_stribeck": (0.0, 0.95, 0.05),
+    "actuator.load_friction_motor_stribeck": (0.0, 0.95, 0.05),
+    "actuator.stall_torque": (1e-4, 1e4, 0.1),
+    "actuator.no_load_speed": (1e-3, 1e4, 1.0),
+    "actuator.backlash": (0.0, 0.5, 0.001),
+    "actuator.gain_scale": (1e-3, 1e3, 0.1),
+    "actuator.gains.p": (1e-6, 1e6, 10.0),
+    "actuator.gains.i": (0.0, 1e6, 10.0),
+    "actuator.gains.d": (0.0, 1e6, 10.0),
 }
+#: Where a Stribeck term is fitted and the motor has no speed for it: these (our choice)
+STRIBECK_START = {"actuator.stribeck_velocity": 0.2, "actuator.stribeck_alpha": 1.0}
+#: A fitted value whose standard error is above this share of it (or of its typical size)
+#: is not determined by the recordings.
+UNDETERMINED = 0.5
+#: The coarse grid's most points (past that, the fit starts from the initial values).
+GRID_POINTS = 1000
 _GAIN_INDEX = {"p": 0, "i": 1, "d": 2}
 #: Levenberg-Marquardt: most iterations, and the relative cost change that ends it.
 MAX_ITERATIONS = 60
@@ -62,62 +90,6 @@ LM_DAMPINGS = np.array([0.1, 0.3, 1.0, 3.0, 10.0, 100.0, 1000.0])
 
 class IdentifyError(ValueError):
     """A recording or a fit request that cannot be used; the message says why."""
-
-
-@dataclass(frozen=True)
-class Recording:
-    """A recorded trajectory: times (s, from 0), position commands and measured positions."""
-
-    time: np.ndarray
-    command: np.ndarray
-    position: np.ndarray
-
-    @property
-    def span(self) -> float:
-        """The range of the measured position (what the RMS error is compared with)."""
-        return float(np.ptp(self.position))
-
-
-def read_recording(path: str | Path) -> Recording:
-    """Read a recording CSV (columns :data:`COLUMNS`, any order, header first)."""
-    path = Path(path)
-    try:
-        with path.open(newline="") as f:
-            rows = list(csv.reader(f))
-    except OSError as exc:
-        raise IdentifyError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if not rows:
-        raise IdentifyError(f"{path}: empty; expected the columns {', '.join(COLUMNS)}")
-    header = [h.strip() for h in rows[0]]
-    missing = [c for c in COLUMNS if c not in header]
-    if missing:
-        raise IdentifyError(f"{path}: no column {missing[0]!r} in the header {header} "
-                            f"(expected {', '.join(COLUMNS)})")
-    index = [header.index(c) for c in COLUMNS]
-    data = []
-    for line, row in enumerate(rows[1:], start=2):
-        try:
-            values = [float(row[i]) for i in index]
-        except (ValueError, IndexError):
-            raise IdentifyError(f"{path}: line {line}: {row!r}: expected numbers in "
-                                f"{', '.join(COLUMNS)}") from None
-        if not all(math.isfinite(v) for v in values):
-            raise IdentifyError(f"{path}: line {line}: {row!r}: not finite")
-        data.append(values)
-    t, command, position = np.array(data).reshape(-1, 3).T
-    if np.any(np.diff(t) <= 0):
-        line = int(np.flatnonzero(np.diff(t) <= 0)[0]) + 3
-        raise IdentifyError(f"{path}: line {line}: time does not increase")
-    if len(data) < 10:
-        raise IdentifyError(f"{path}: {len(data)} samples; a fit needs at least 10")
-    return Recording(t - t[0], command, position)
-
-
-def write_recording(path: str | Path, recording: Recording) -> None:
-    """Write ``recording`` as CSV (see :func:`read_recording`)."""
-    rows = np.column_stack([recording.time, recording.command, recording.position])
-    np.savetxt(path, rows, delimiter=",", header=",".join(COLUMNS), comments="",
-               fmt="%.9g")
 
 
 def excitation(t: np.ndarray | float, amplitude: float = 0.5, center: float = 0.0
@@ -138,25 +110,8 @@ def excitation(t: np.ndarray | float, amplitude: float = 0.5, center: float = 0.
 EXCITATION_S = 4.5
 
 
-def _set(fields: dict[str, Any], name: str, value: float) -> None:
-    """Set one fitted field in a motor's fields (``actuator.gains.p`` -> gains[0])."""
-    parts = name.split(".")
-    if parts[-1] in _GAIN_INDEX and len(parts) >= 2 and parts[-2] in ("gains", "control_pid"):
-        group = fields
-        for part in parts[:-2]:
-            group = group.setdefault(part, {})
-        gains = list(group.get(parts[-2], (10.0, 0.0, 0.0)))
-        gains[_GAIN_INDEX[parts[-1]]] = value
-        group[parts[-2]] = gains
-        return
-    group = fields
-    for part in parts[:-1]:
-        group = group.setdefault(part, {})
-    group[parts[-1]] = value
-
-
 def _get(config_motor: Mapping[str, Any], name: str) -> float:
-    """A field's value in a motor's dict form (see :func:`_set`)."""
+    """A field's value in a motor's dict form (``actuator.gains.p``: gains[0])."""
     parts = name.split(".")
     value: Any = config_motor
     if parts[-1] in _GAIN_INDEX and len(parts) >= 2 and parts[-2] in ("gains", "control_pid"):
@@ -182,13 +137,30 @@ class Model:
         """A config of one motor per set of field values, each starting at ``start``."""
         motors = []
         for k, override in enumerate(values):
-            entry = _deep_copy(self.fields)
+            entry = motor_fields(self.fields, override)
             # coupled ("fit::m<k>"): one command moves every one of them
             entry.update(name=f"fit::m{k}", position=start)
-            for name, value in override.items():
-                _set(entry, name, value)
             motors.append(entry)
         return {"basic_time_step_ms": self.step_ms, "motors": motors}
+
+    def with_stribeck(self, names: Sequence[str]) -> Model:
+        """This model with a speed for the Stribeck terms (:data:`STRIBECK_START`) where
+        ``names`` fits one and the motor has none (without it no trial is valid)."""
+        if not any("stribeck" in n and "velocity" not in n and "alpha" not in n
+                   for n in names):
+            return self
+        given = self.initial_or_zero(tuple(STRIBECK_START))
+        start = {n: v for (n, v), g in zip(STRIBECK_START.items(), given, strict=True)
+                 if g <= 0 and n not in names}
+        return Model(motor_fields(self.fields, start), self.step_ms, self.velocity,
+                     self.acceleration) if start else self
+
+    def initial_or_zero(self, names: Sequence[str]) -> list[float]:
+        """:meth:`initial`, 0 for a field the motor does not have."""
+        try:
+            return list(self.initial(names))
+        except ValueError:  # no such field, or fields the config check refuses
+            return [0.0] * len(names)
 
     def initial(self, names: Sequence[str]) -> np.ndarray:
         """The values the fields have before the fit (the profile's or the defaults)."""
@@ -207,33 +179,14 @@ class Model:
 
     def simulate(self, recording: Recording, names: Sequence[str],
                  points: np.ndarray) -> np.ndarray:
-        """The simulated position at the recorded times, one row per parameter point."""
-        values = [dict(zip(names, map(float, p), strict=False)) for p in np.atleast_2d(points)]
-        sim = Simulation(parse_config(self.config(values, float(recording.position[0])),
-                                      "identify"))
-        motors = list(sim)
-        for m in motors:
-            if self.acceleration is not None:
-                m.set_acceleration(self.acceleration)
-        if self.velocity is not None:
-            motors[0].set_velocity(self.velocity)
-        dt = self.step_ms / 1000.0
-        steps = math.ceil(recording.time[-1] / dt - 1e-9)
-        # the command in force during each step: the last one recorded at or before it
-        which = np.searchsorted(recording.time, np.arange(steps) * dt + 1e-9, side="right") - 1
-        np.maximum(which, 0, out=which)  # before the first sample: its command
-        out = np.empty((len(motors), steps + 1))
-        out[:, 0] = sim.bank.position
-        last = None
-        for k in range(steps):
-            command = float(recording.command[which[k]])
-            if command != last:
-                motors[0].set_position(command)  # and its coupled siblings
-                last = command
-            sim.step()
-            out[:, k + 1] = sim.bank.position
-        grid = np.arange(steps + 1) * dt
-        return np.array([np.interp(recording.time, grid, row) for row in out])
+        """The simulated position at the recorded times, one row per parameter point, on
+        the recording's bench (replay.py's loop); NaN rows for points the config check
+        refuses."""
+        bench = recording.bench.fields()
+        motors = [motor_fields(self.fields, bench, dict(zip(names, map(float, p), strict=True)))
+                  for p in np.atleast_2d(points)]
+        return simulate_valid(recording, motors, self.step_ms, self.velocity,
+                              self.acceleration)
 
 
 #: The coarse grid the fit starts from (the best point): per field, the candidates
@@ -248,29 +201,38 @@ _RELATIVE = ("inertia", "actuator.gains.p", "actuator.gains.i", "actuator.gains.
              "control_pid.p")
 
 
-def _best_start(theta0: np.ndarray, names: Sequence[str], residuals
-                ) -> tuple[np.ndarray, float]:
+def _costs(rows: np.ndarray) -> np.ndarray:
+    """Each row's sum of squares; a refused trial's (NaN) is infinite."""
+    costs = np.einsum("ij,ij->i", rows, rows)
+    return np.where(np.isfinite(costs), costs, np.inf)
+
+
+def _best_start(theta0: np.ndarray, names: Sequence[str], low: np.ndarray, high: np.ndarray,
+                residuals) -> tuple[np.ndarray, float]:
     """The best point of the coarse grid and ``theta0``, all simulated in one run, and
     its cost (a servo's response is not smooth in its friction: limit cycles on encoder
-    ticks, stick and slip; least squares from a poor start ends in a local minimum)."""
+    ticks, stick and slip; least squares from a poor start ends in a local minimum).
+    Past :data:`GRID_POINTS` points, ``theta0`` alone."""
     axes = []
-    for name, value in zip(names, theta0, strict=False):
+    for name, value in zip(names, theta0, strict=True):
         grid = GRID.get(name, (1.0,) if name in _RELATIVE else (value,))
         axes.append(sorted({value, *(g * value if name in _RELATIVE else g for g in grid)}))
+    if np.prod([len(a) for a in axes]) > GRID_POINTS:
+        axes = [[v] for v in theta0]
     points = np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(names), -1).T
-    rows = residuals(points)
-    costs = np.einsum("ij,ij->i", rows, rows)
+    points = np.clip(points, low, high)
+    costs = _costs(residuals(points))
     k = int(np.argmin(costs))
     return points[k], float(costs[k])
 
 
-def _pattern_search(theta: np.ndarray, best: float, low: np.ndarray, typical: np.ndarray,
-                    residuals) -> np.ndarray:
+def _pattern_search(theta: np.ndarray, best: float, low: np.ndarray, high: np.ndarray,
+                    typical: np.ndarray, residuals, runs: int = PATTERN_RUNS) -> np.ndarray:
     """From ``theta`` (of cost ``best``), the best of the points around it (every
     combination of -h, 0, +h per field but theta itself; +-h one at a time past three
-    fields), all simulated in one run; moved to while one is better, h halved when none
-    is. Needs no gradient: the cost is flat between the jumps of an encoder tick, where
-    finite differences see nothing or a cliff."""
+    fields), within the bounds, all simulated in one run; moved to while one is better,
+    h halved when none is. Needs no gradient: the cost is flat between the jumps of an
+    encoder tick, where finite differences see nothing or a cliff."""
     n = len(theta)
     if n <= 3:
         offsets = np.array([o for o in itertools.product((-1.0, 0.0, 1.0), repeat=n)
@@ -278,12 +240,11 @@ def _pattern_search(theta: np.ndarray, best: float, low: np.ndarray, typical: np
     else:
         offsets = np.vstack([np.eye(n), -np.eye(n)])
     h = PATTERN_START
-    for _ in range(PATTERN_RUNS):
+    for _ in range(runs):
         if h < PATTERN_END:
             break
-        points = np.maximum(theta + offsets * (h * np.maximum(np.abs(theta), typical)), low)
-        rows = residuals(points)
-        costs = np.einsum("ij,ij->i", rows, rows)
+        points = np.clip(theta + offsets * (h * np.maximum(np.abs(theta), typical)), low, high)
+        costs = _costs(residuals(points))
         k = int(np.argmin(costs))
         if costs[k] < best:
             theta, best = points[k], float(costs[k])
@@ -300,89 +261,169 @@ class Fit:
     initial: np.ndarray
     value: np.ndarray
     std: np.ndarray  # standard error of each fitted value
-    rms_before: float  # RMS position error with the initial values, rad
+    rms_before: float  # RMS position error with the initial values, rad (all recordings)
     rms_after: float
-    span: float  # range of the recorded position
+    span: float  # range of the recorded position (the widest recording's)
     iterations: int
-    simulated_before: np.ndarray = field(repr=False)
-    simulated_after: np.ndarray = field(repr=False)
+    #: the simulated position of each recording with the initial and the fitted values
+    simulated_before: list[np.ndarray] = field(repr=False)
+    simulated_after: list[np.ndarray] = field(repr=False)
+    recordings: list[Recording] = field(repr=False, default_factory=list)
+    #: the fields the recordings do not determine (standard error above UNDETERMINED of
+    #: the value, or none at all)
+    undetermined: tuple[str, ...] = ()
 
     def values(self) -> dict[str, float]:
-        return dict(zip(self.names, map(float, self.value), strict=False))
+        """The fitted values by field."""
+        return dict(zip(self.names, map(float, self.value), strict=True))
+
+    def replays(self, after: bool = True) -> list[Replay]:
+        """Each recording replayed with the fitted (or the initial) values."""
+        rows = self.simulated_after if after else self.simulated_before
+        return [Replay(r, y) for r, y in zip(self.recordings, rows, strict=True)]
 
 
-def identify(recording: Recording, model: Model,
-             names: Sequence[str] = DEFAULT_FIT) -> Fit:
-    """Fit the fields ``names`` of ``model`` to ``recording`` (see the module docstring)."""
+def identify(recordings: Recording | Sequence[Recording], model: Model,
+             names: Sequence[str] = DEFAULT_FIT, pattern_runs: int = PATTERN_RUNS,
+             iterations: int = MAX_ITERATIONS) -> Fit:
+    """Fit the fields ``names`` of ``model`` to ``recordings``, one parameter set for all
+    (each on its own bench; see the module docstring), in at most ``pattern_runs`` runs
+    of the pattern search and ``iterations`` of Levenberg-Marquardt. Never leaves the
+    bounds of :data:`FITTABLE`; a trial the config check refuses counts as no fit."""
+    recordings = [recordings] if isinstance(recordings, Recording) else list(recordings)
+    if not recordings:
+        raise IdentifyError("no recording to fit")
     names = tuple(names)
     for name in names:
         if name not in FITTABLE:
             raise IdentifyError(f"cannot fit {name!r}; fittable: {', '.join(FITTABLE)}")
+    if len(set(names)) != len(names):
+        raise IdentifyError(f"a field given twice in {', '.join(names)}")
+    model = model.with_stribeck(names)
     low = np.array([FITTABLE[n][0] for n in names])
-    typical = np.array([FITTABLE[n][1] for n in names])
-    theta0 = np.maximum(model.initial(names), low)
-    measured = recording.position
+    high = np.array([FITTABLE[n][1] for n in names])
+    typical = np.array([FITTABLE[n][2] for n in names])
+    try:
+        theta0 = np.clip(model.initial(names), low, high)
+    except ConfigError as exc:
+        raise IdentifyError(f"the initial values are refused: {exc}") from None
+    measured = np.concatenate([r.position for r in recordings])
+    cuts = np.cumsum([len(r.position) for r in recordings])[:-1]
 
     def residuals(points: np.ndarray) -> np.ndarray:
-        return model.simulate(recording, names, points) - measured
+        return np.hstack([model.simulate(r, names, points) for r in recordings]) - measured
 
     def cost(r: np.ndarray) -> float:
-        return float(r @ r)
+        return float(_costs(r[None])[0])
 
     before = residuals(theta0)[0]
-    theta = _pattern_search(*_best_start(theta0, names, residuals), low, typical, residuals)
-    r = before
+    if not np.isfinite(cost(before)):
+        reason = model_refusal(model, recordings, names, theta0)
+        raise IdentifyError(f"the initial values are refused: {reason}")
+    theta = _pattern_search(*_best_start(theta0, names, low, high, residuals), low, high,
+                            typical, residuals, pattern_runs)
+    theta, r, jacobian, iterations = _levenberg_marquardt(theta, low, high, typical,
+                                                          residuals, iterations)
+    dof = max(len(measured) - len(names), 1)
+    sigma2 = cost(r) / dof
+    # a field the recordings do not show at all (a zero column) has no error bar, and
+    # is left out of the others' (its zero would make J^T J singular)
+    shown = np.any(jacobian, axis=0)
+    std = np.full(len(names), np.inf)
+    j = jacobian[:, shown]
+    try:
+        std[shown] = np.sqrt(np.abs(np.diag(sigma2 * np.linalg.inv(j.T @ j))))
+    except np.linalg.LinAlgError:
+        pass
+    scale = np.maximum(np.abs(theta), typical)
+    loose = ~np.isfinite(std) | (std > UNDETERMINED * scale)
+    undetermined = tuple(n for n, u in zip(names, loose, strict=True) if u)
+    rms = lambda e: float(np.sqrt(np.mean(e * e)))  # noqa: E731
+    return Fit(names, theta0, theta, std, rms(before), rms(r),
+               max(rec.span for rec in recordings), iterations,
+               np.split(before + measured, cuts), np.split(r + measured, cuts),
+               recordings, undetermined)
+
+
+def _levenberg_marquardt(theta: np.ndarray, low: np.ndarray, high: np.ndarray,
+                         typical: np.ndarray, residuals, most: int = MAX_ITERATIONS) -> tuple:
+    """Levenberg-Marquardt from ``theta`` within the bounds: the Jacobian by finite
+    differences (backward where forward leaves the bounds or the valid region; a column
+    of zeros where neither is possible), several dampings tried in one run.
+    ``(theta, residuals, jacobian, iterations)``."""
     damping = 1e-3
     iterations = 0
-    jacobian = np.zeros((len(measured), len(names)))
-    for _ in range(MAX_ITERATIONS):
+    r = residuals(theta[None])[0]
+    jacobian = np.zeros((len(r), len(theta)))
+    for _ in range(most):
         iterations += 1
         h = FD_STEP * np.maximum(np.abs(theta), typical)
-        points = np.vstack([theta, theta + np.diag(h)])
-        rows = residuals(points)
+        forward = theta + h > high
+        h = np.where(forward, -h, h)
+        rows = residuals(np.vstack([theta, theta + np.diag(h)]))
         r = rows[0]
         jacobian = ((rows[1:] - r) / h[:, None]).T
+        jacobian = np.where(np.isfinite(jacobian), jacobian, 0.0)
         a = jacobian.T @ jacobian
         g = jacobian.T @ r
-        # the trial steps of several dampings, simulated together: the best is taken
         trials = damping * LM_DAMPINGS
         steps = [np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-30), -g) for lam in trials]
-        points = np.maximum(theta + np.array(steps), low)
+        points = np.clip(theta + np.array(steps), low, high)
         rows = residuals(points)
-        costs = np.einsum("ij,ij->i", rows, rows)
+        costs = _costs(rows)
         best = int(np.argmin(costs))
-        if costs[best] >= cost(r):
+        now = float(r @ r)
+        if costs[best] >= now:
             damping = trials[-1] * 10.0
             if damping > 1e12:
                 break
             continue
-        change = (cost(r) - costs[best]) / max(cost(r), 1e-300)
+        change = (now - costs[best]) / max(now, 1e-300)
         theta, r, damping = points[best], rows[best], max(trials[best], 1e-12)
         if change < TOLERANCE:
             break
-    dof = max(len(measured) - len(names), 1)
-    sigma2 = cost(r) / dof
-    try:
-        covariance = sigma2 * np.linalg.inv(jacobian.T @ jacobian)
-        std = np.sqrt(np.abs(np.diag(covariance)))
-    except np.linalg.LinAlgError:
-        std = np.full(len(names), np.inf)
-    rms = lambda e: float(np.sqrt(np.mean(e * e)))  # noqa: E731
-    return Fit(names, theta0, theta, std, rms(before), rms(r), recording.span, iterations,
-               before + measured, r + measured)
+    return theta, r, jacobian, iterations
+
+
+def model_refusal(model: Model, recordings: Sequence[Recording], names: Sequence[str],
+                  theta: np.ndarray) -> str:
+    """Why the config check refuses ``theta`` on the first recording refused."""
+    for recording in recordings:
+        fields = motor_fields(model.fields, recording.bench.fields(),
+                              dict(zip(names, map(float, theta), strict=True)))
+        error = refusal(fields, model.step_ms, "identify")
+        if error is not None:
+            return str(error)
+    return "the simulation diverged"
+
+
+def _written(value: float, name: str) -> float:
+    """A fitted value as written: 6 significant digits, within the field's bounds."""
+    low, high, _ = FITTABLE[name]
+    return min(max(float(f"{value:.6g}"), low), high)
 
 
 def fitted_config(model: Model, fit: Fit, motor: str = "servo") -> dict[str, Any]:
-    """A config (model form) of the fitted motor: its fields with the fitted values."""
-    entry = _deep_copy(model.fields)
-    entry["name"] = motor
-    for name, value in fit.values().items():
-        _set(entry, name, round(value, 6))
-    return {"basic_time_step_ms": model.step_ms, "motors": [entry]}
+    """A config (model form) of the fitted motor: its fields with the fitted values,
+    each to 6 significant digits (not decimals: an inertia of 1e-7 stays one) and
+    within its bounds; IdentifyError where the loader would refuse it."""
+    model = model.with_stribeck(fit.names)
+    for written in (True, False):
+        entry = _deep_copy(model.fields)
+        entry["name"] = motor
+        for name, value in fit.values().items():
+            set_field(entry, name, _written(value, name) if written else value)
+        error = refusal(entry, model.step_ms, "identify")
+        if error is None:
+            return {"basic_time_step_ms": model.step_ms, "motors": [entry]}
+    raise IdentifyError(f"the fitted values are refused by the config check: {error}")
 
 
 def plot(path: str | Path, recording: Recording, fit: Fit, title: str) -> None:
-    """Recorded against simulated (before and after the fit), and the error (PNG)."""
+    """Recorded against simulated (before and after the fit), and the error (PNG), of
+    the fit's first recording."""
+    before, after = fit.simulated_before[0], fit.simulated_after[0]
+    rms = lambda e: float(np.sqrt(np.mean(e * e)))  # noqa: E731
     plt = pyplot()
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8, 6),
                                       gridspec_kw={"height_ratios": [3, 1]})
@@ -390,22 +431,14 @@ def plot(path: str | Path, recording: Recording, fit: Fit, title: str) -> None:
     top.step(t, recording.command, where="post", color="grey", linestyle="--",
              label="command")
     top.plot(t, recording.position, label="recorded", linewidth=2)
-    top.plot(t, fit.simulated_before, label=f"profile (RMS {fit.rms_before:.3g} rad)")
-    top.plot(t, fit.simulated_after, label=f"fitted (RMS {fit.rms_after:.3g} rad)")
+    top.plot(t, before, label=f"profile (RMS {rms(before - recording.position):.3g} rad)")
+    top.plot(t, after, label=f"fitted (RMS {rms(after - recording.position):.3g} rad)")
     top.set_ylabel("position [rad]")
     top.legend(loc="best")
     top.set_title(title)
-    bottom.plot(t, fit.simulated_after - recording.position)
+    bottom.plot(t, after - recording.position)
     bottom.set_ylabel("fitted - recorded [rad]")
     bottom.set_xlabel("time [s]")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-
-
-def _deep_copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _deep_copy(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_deep_copy(v) for v in value]
-    return value

@@ -43,6 +43,7 @@ bank's step runs exactly as before for motors without them):
   feetech    (P e + I sum(e) + D de) / 1000                our choice (undocumented)
   =========  ============================================  ============
 
+  times ``gain_scale`` (the XL330 as measured: 0.5, its P acting as P/256),
   with ``e`` in ticks, ``sum`` and ``de`` per firmware period of :data:`FIRMWARE_PERIOD_S`
   (the documents give none; 1 ms is our choice), 885 the X series' PWM Limit (100 %)
   and 1000 Feetech's PWM unit (0.1 %). In velocity control these motors follow Webots'
@@ -148,7 +149,8 @@ class Actuators:
             if a.control in LAWS:
                 full, divisors = LAWS[a.control]
                 per_rad = a.resolution / (2 * math.pi) / full
-                p, i_, d = (g / k for g, k in zip(a.gains, divisors, strict=False))
+                p, i_, d = (g / k * a.gain_scale
+                            for g, k in zip(a.gains, divisors, strict=False))
                 self.gains[:, i] = (p * per_rad, i_ * per_rad / FIRMWARE_PERIOD_S,
                                     d * per_rad * FIRMWARE_PERIOD_S)
         # self.setpoint, self.setpoint_velocity: the profile generator's (firmware laws)

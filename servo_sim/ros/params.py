@@ -150,6 +150,9 @@ _FIELD_DOCS = {
     "actuator.no_load_speed": "No-load speed at rated_voltage, rad/s.",
     "actuator.rated_voltage": "The voltage of stall_torque and no_load_speed, V.",
     "actuator.supply_voltage": "Supply voltage, V (0 = rated_voltage).",
+    "actuator.min_supply_voltage": "The supply's rated range, lowest, V (0 = not given; "
+                                   "outside: a warning).",
+    "actuator.max_supply_voltage": "The supply's rated range, highest, V (0 = not given).",
     "actuator.resolution": "Encoder ticks per turn: what controller and sensor see (0 = exact).",
     "actuator.backlash": "Gear backlash, rad (the dead zone's full width).",
     "actuator.deadband": "Position errors within this drive nothing, rad.",
@@ -168,6 +171,8 @@ _FIELD_DOCS = {
     "actuator.armature": "The rotor's inertia at the output, kg*m^2 (adds to inertia).",
     "actuator.control": "Position control law: webots, or the dynamixel or feetech firmware's.",
     "actuator.gains": "The firmware's position gains [P, I, D], device units.",
+    "actuator.gain_scale": "The gains act at this times the law's documented units (the "
+                           "XL330 as measured: 0.5).",
 }
 
 

@@ -6,6 +6,7 @@ the value."""
 
 from __future__ import annotations
 
+import logging
 import math
 import numbers
 from collections.abc import Callable, Mapping
@@ -34,6 +35,8 @@ from .schema import (
     _unknown,
     ros_name,
 )
+
+log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------- parsers
 
@@ -186,6 +189,7 @@ _NESTED_PARSERS: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
         ActuatorConfig,
         {"stall_torque": _non_negative, "no_load_speed": _non_negative,
          "rated_voltage": _non_negative, "supply_voltage": _non_negative,
+         "min_supply_voltage": _non_negative, "max_supply_voltage": _non_negative,
          "resolution": _integer(0), "backlash": _non_negative, "deadband": _non_negative,
          "friction": _non_negative, "viscous_friction": _non_negative,
          "friction_stribeck": _non_negative, "load_friction_external": _non_negative,
@@ -193,7 +197,7 @@ _NESTED_PARSERS: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
          "load_friction_external_stribeck": _non_negative,
          "load_friction_motor_stribeck": _non_negative, "stribeck_velocity": _non_negative,
          "stribeck_alpha": _non_negative, "armature": _non_negative,
-         "control": _choice(*CONTROL_LAWS), "gains": _gains},
+         "control": _choice(*CONTROL_LAWS), "gains": _gains, "gain_scale": _positive},
     ),
     "position_sensor": (
         PositionSensorConfig,
@@ -319,8 +323,9 @@ def _check_actuator(m: MotorConfig, a: ActuatorConfig, ctx: _Context) -> None:
         try:
             a.motor_inside()
         except ValueError as exc:
+            field = "load_friction_motor" if a.load_friction_motor >= 1.0 else "friction"
             raise ctx.error(f"{exc}: the servo could not reach its no-load speed", m.name,
-                            "actuator.friction", a.friction) from None
+                            f"actuator.{field}", getattr(a, field)) from None
     if a.stribeck:
         for field in ("stribeck_velocity", "stribeck_alpha"):
             if getattr(a, field) <= 0:
@@ -330,6 +335,7 @@ def _check_actuator(m: MotorConfig, a: ActuatorConfig, ctx: _Context) -> None:
     if a.supply_voltage and not given:
         raise ctx.error("needs the envelope's rated_voltage, stall_torque and no_load_speed",
                         m.name, "actuator.supply_voltage", a.supply_voltage)
+    _check_supply(m, a, ctx)
     if a.control != "webots":
         law = f"the {a.control} control law"
         if m.type != "rotational":
@@ -345,6 +351,28 @@ def _check_actuator(m: MotorConfig, a: ActuatorConfig, ctx: _Context) -> None:
         if a.gains[0] <= 0:
             raise ctx.error(f"{law} needs a position P gain > 0", m.name, "actuator.gains",
                             list(a.gains))
+
+
+def _check_supply(m: MotorConfig, a: ActuatorConfig, ctx: _Context) -> None:
+    """The supply's rated range: low above high is refused; a supply outside it is
+    simulated (the envelope scales on) with a warning, once per motor (coupled motors:
+    once), range and value."""
+    low, high = a.min_supply_voltage, a.max_supply_voltage
+    if low and high and low > high:
+        raise ctx.error(f"above max_supply_voltage ({high:g} V)", m.name,
+                        "actuator.min_supply_voltage", low)
+    v = a.voltage
+    if v and ((low and v < low) or (high and v > high)):
+        key = (ctx.source, m.coupling_base or m.name, v, low, high)  # coupled: once
+        if key not in _SUPPLY_WARNED:
+            _SUPPLY_WARNED.add(key)
+            log.warning("%s: motor %r: supply %g V outside the servo's rated range %g-%g V: "
+                        "its torque-speed envelope scaled to it, beyond the datasheet",
+                        ctx.source, m.name, v, low, high or math.inf)
+
+
+#: the supply warnings given (each once)
+_SUPPLY_WARNED: set[tuple] = set()
 
 
 def _check_devices(motors: tuple[MotorConfig, ...], ctx: _Context) -> None:

@@ -96,13 +96,18 @@ class ActuatorConfig:
       ``damping_constant``);
     * ``armature``: the rotor's inertia as the output sees it (through the gear ratio),
       kg*m^2 (adds to the joint's ``inertia``);
-    * ``control``: the position control law, with the firmware's ``gains``.
+    * ``control``: the position control law, with the firmware's ``gains`` (times
+      ``gain_scale``);
+    * ``min_supply_voltage``, ``max_supply_voltage``: the supply's rated range.
     """
 
     stall_torque: float = 0.0
     no_load_speed: float = 0.0
     rated_voltage: float = 0.0
     supply_voltage: float = 0.0  # 0: the rated voltage
+    #: the supply's rated range, V (0: not given); outside it the config check warns
+    min_supply_voltage: float = 0.0
+    max_supply_voltage: float = 0.0
     resolution: int = 0  # 0: exact
     backlash: float = 0.0
     deadband: float = 0.0
@@ -118,6 +123,9 @@ class ActuatorConfig:
     armature: float = 0.0
     control: str = "webots"
     gains: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    #: the firmware's gains in the control law's documented units times this (the
+    #: XL330 as measured: 0.5, its P acting as P/256 where the e-Manual says P/128)
+    gain_scale: float = 1.0
 
     @property
     def envelope(self) -> bool:
@@ -144,10 +152,16 @@ class ActuatorConfig:
         """The stall torque and no-load speed (at the rated voltage) of the motor inside
         the gear: the datasheet's stall torque, and a no-load speed at which the output,
         against the gear's Coulomb and viscous friction, runs free at the datasheet's
-        speed ``w`` (the motor's torque at ``w`` equals ``friction + viscous_friction *
-        w``). ValueError where the friction at ``w`` reaches the stall torque."""
+        speed ``w`` (the motor's torque ``T`` at ``w`` equals ``friction +
+        viscous_friction * w + load_friction_motor * T``: the Stribeck terms are gone at
+        speed). ValueError where the friction at ``w`` reaches the stall torque."""
         stall = self.stall_torque
-        lost = self.friction + self.viscous_friction * self.no_load_speed
+        if self.load_friction_motor >= 1.0:
+            raise ValueError(f"the gear's friction grows by {self.load_friction_motor:g} of "
+                             "the motor's torque (load_friction_motor), at least all of it")
+        # running free, the motor's torque T carries the friction, k_motor T of it too
+        lost = ((self.friction + self.viscous_friction * self.no_load_speed)
+                / (1.0 - self.load_friction_motor))
         if lost >= stall:
             raise ValueError(f"the gear's friction at the no-load speed ({lost:g} N*m) is "
                              f"not below the stall torque ({stall:g} N*m)")
