@@ -629,6 +629,38 @@ def test_an_external_load_on_a_servo_as_the_per_joint_integration(tmp_path, prof
     assert np.sign(finals[external] - finals[0.0]) == np.sign(external)
 
 
+#: LINK limited to +-60 degrees (MJCF's default angle unit)
+RANGED = LINK.replace('type="hinge"', 'type="hinge" range="-60 60" limited="true"')
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_the_motors_hard_stops_are_the_joints_range(tmp_path, sign):
+    """A link whose model limits it to +-60 degrees, a motor with hard stops at -0.3 and 0.4
+    rad (min_stop, max_stop) driving it past them (to +-1.5 rad, no position limits):
+    the joint's range in the model is the stops, and the link comes to rest on
+    the stop its way (MuJoCo's soft limit: within 5 mrad; seen 1.2), never 50 mrad past
+    it (the impact's overshoot: seen 31 mrad; the model's own limit is 650 away); a motor
+    without stops keeps the model's range. No weight: only the stop holds it."""
+    m, d, ic = 0.3, 0.05, 1e-4
+    link = write(tmp_path, "link.xml", RANGED.format(g=0, joint="j", d=d, m=m, ic=ic))
+    motor = {"name": "j", "servo": "STS3215-7.4V", "inertia": ic + m * d * d}
+    sim = mujoco_sim(link, [{**motor, "min_stop": -0.3, "max_stop": 0.4}])
+    model = sim.bank.body.model
+    assert model.jnt_range[0].tolist() == [-0.3, 0.4] and model.jnt_limited[0]
+    sim.motor("j").set_position(sign * 1.5)
+    positions = trace(sim, 1500, "j")[:, 0]
+    stop = 0.4 if sign > 0 else -0.3
+    assert positions[-1] == pytest.approx(stop, abs=5e-3)
+    assert (sign * (positions - stop)).max() < 0.05
+    free = mujoco_sim(link, [motor])
+    assert free.bank.body.model.jnt_range[0] == pytest.approx(np.radians([-60, 60]))
+    # a joint the model leaves unlimited is limited by the stops
+    unlimited = write(tmp_path, "free.xml", LINK.format(g=0, joint="j", d=d, m=m, ic=ic))
+    stopped = mujoco_sim(unlimited, [{**motor, "min_stop": -0.3, "max_stop": 0.4}])
+    model = stopped.bank.body.model
+    assert model.jnt_limited[0] and model.jnt_range[0].tolist() == [-0.3, 0.4]
+
+
 #: two links, every joint with the model's own damping, frictionloss, stiffness and
 #: armature, each a value of its own (the log names the driven joints' only)
 PASSIVE = f"""<mujoco>
