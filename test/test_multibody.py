@@ -661,6 +661,36 @@ def test_the_motors_hard_stops_are_the_joints_range(tmp_path, sign):
     assert model.jnt_limited[0] and model.jnt_range[0].tolist() == [-0.3, 0.4]
 
 
+def test_an_rk4_model_and_only_the_driven_joints_actuators_are_said_and_changed(
+        tmp_path, caplog):
+    """The double pendulum as RK4 with a <position> actuator on each joint and a third
+    link: j1 and j3 driven, j2 passive. The integrator becomes implicitfast and the
+    driven joints' actuators (both named, in one line) are switched off; the passive
+    joint's keeps its gain and bias."""
+    model_xml = PASSIVE.replace("<option ", '<option integrator="RK4" ').replace(
+        "</worldbody>", """  <body name="third" pos="0.5 0 0">
+      <joint name="j3" type="hinge" axis="0 1 0"/>
+      <inertial pos="0 0 -0.1" mass="0.2" diaginertia="1e-3 1e-3 1e-3"/>
+    </body>
+  </worldbody>
+  <actuator><position name="a1" joint="j1" kp="5"/><position name="a2" joint="j2" kp="7"/>
+    <position name="a3" joint="j3" kp="9"/></actuator>""")
+    path = write(tmp_path, "rk4.xml", model_xml)
+    with caplog.at_level("INFO", logger="servo_sim"):
+        sim = mujoco_sim(path, [{"name": "j1"}, {"name": "j2", "passive": True},
+                                {"name": "j3"}])
+    notes = [r.getMessage() for r in caplog.records if r.getMessage().startswith("rk4")]
+    assert notes[1:3] == [
+        "rk4.xml: integrator RK4 -> implicitfast (servo_sim steps between mj_step1 and "
+        "mj_step2)",
+        "rk4.xml: actuators a1, a3 switched off (servo_sim drives their joints)"]
+    model = sim.bank.body.model
+    assert model.opt.integrator == mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    assert model.actuator_gainprm[[0, 2], 0].tolist() == [0.0, 0.0]
+    assert model.actuator_biasprm[[0, 2], 1].tolist() == [0.0, 0.0]
+    assert model.actuator_gainprm[1, 0] == 7.0 and model.actuator_biasprm[1, 1] == -7.0
+
+
 #: two links, every joint with the model's own damping, frictionloss, stiffness and
 #: armature, each a value of its own (the log names the driven joints' only)
 PASSIVE = f"""<mujoco>
