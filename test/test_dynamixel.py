@@ -499,22 +499,37 @@ def test_a_failed_bus_reports_mode_error_and_still_takes_the_e_stop(bus, hw):
     assert modes.tolist() == [ServoMode.HALT, ServoMode.DISABLED, ServoMode.HALT]
 
 
-def test_a_trapezoidal_move_is_streamed_as_goal_positions(bus, hw):
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_trapezoidal_move_is_streamed_as_goal_positions(bus, hw, sign):
     from test_safety import closed_form  # the independent closed-form profile
 
     bus.freeze()  # the servo stays at 0: the set-points do not depend on it
     hw.step(1)
-    move = hw.command("a", Motor.trapezoidal_move, 0.5, 0.0, 2.0, 8.0)
+    move = hw.command("a", Motor.trapezoidal_move, sign * 0.5, 0.0, 2.0, 8.0)
     rad_per_tick = 2 * math.pi / 4096
     goals, expected = [], []
     for k in range(1, 70):
         hw.cycle()
         goals.append(bus.get(1, emu.GOAL_POSITION, 4))
-        expected.append(2048 + round(closed_form(k * 0.008, 0.5, 2.0, 8.0)[0] / rad_per_tick))
+        expected.append(2048 + round(sign * closed_form(k * 0.008, 0.5, 2.0, 8.0)[0]
+                                     / rad_per_tick))
     assert goals == expected
-    assert goals[-1] == 2048 + round(0.5 / rad_per_tick)
+    assert goals[-1] == 2048 + round(sign * 0.5 / rad_per_tick)
     assert move.state == "succeeded"  # 0.5 s: done at the cycle starting at 504 ms
     assert bus.get(1, emu.OPERATING_MODE, 1) == emu.MODE_EXTENDED_POSITION
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_goal_between_ticks_is_written_as_the_nearest_tick(bus, hw, sign):
+    """Goals 100.3, 100.7, 2.5 and 3.5 ticks from the centre (2048), either way: the
+    Goal Position written is the nearest tick (half to even, as Python's round: 2.5 ->
+    2, 3.5 -> 4), not the one below or the one towards zero."""
+    rad_per_tick = 2 * math.pi / 4096
+    bus.freeze()
+    for ticks, nearest in ((100.3, 100), (100.7, 101), (2.5, 2), (3.5, 4)):
+        hw.command("a", Motor.set_position, sign * ticks * rad_per_tick)
+        hw.cycle()
+        assert bus.get(1, emu.GOAL_POSITION, 4) == 2048 + sign * nearest, ticks
 
 
 def test_halt_ramps_the_goal_velocity_down_then_holds(bus, hw):

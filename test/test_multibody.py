@@ -575,6 +575,187 @@ def test_a_published_models_own_servo_is_switched_off_and_said(tmp_path, caplog)
     assert np.abs(runs[0] - runs[1]).max() < 1e-12
 
 
+# ------------------------------------------------------- external loads, passive joints
+
+@pytest.mark.parametrize("runner", ["compiled", "numpy"])
+@pytest.mark.parametrize("external", [0.3, -0.2])
+def test_an_external_load_is_mujocos_applied_force(tmp_path, monkeypatch, runner, external):
+    """One link without weight, its motor off (no friction), ``load.external`` on the
+    joint: the same trajectory as bare MuJoCo with that torque in qfrc_applied (within
+    1e-12 rad over 0.5 s), turning the load's way: semi-implicit Euler from rest under a
+    constant torque E reaches theta_k = E dt^2 k (k + 1) / (2 I) (I = I_c + m d^2, by
+    hand), on both runners of the law (SERVO_SIM_JIT=0: numpy's)."""
+    if runner == "numpy":
+        monkeypatch.setenv("SERVO_SIM_JIT", "0")
+    m, d, ic = 0.5, 0.1, 1e-4
+    link = write(tmp_path, "link.xml", LINK.format(g=0, joint="j", d=d, m=m, ic=ic))
+    sim = mujoco_sim(link, [{"name": "j", "load": {"external": external}}])
+    assert (sim.bank._run is not None) == (runner == "compiled")
+    sim.motor("j").disable()
+    ours = trace(sim, 500, "j")[:, 0]
+    model = mujoco.MjModel.from_xml_path(str(link))
+    model.opt.timestep = 0.001
+    data = mujoco.MjData(model)
+    bare = np.empty(500)
+    for k in range(500):
+        data.qfrc_applied[0] = external
+        mujoco.mj_step(model, data)
+        bare[k] = data.qpos[0]
+    k = np.arange(1, 501)
+    by_hand = external * 1e-6 * k * (k + 1) / (2 * (ic + m * d * d))
+    assert np.sign(ours[-1]) == np.sign(external) and abs(ours[-1]) > 0.1
+    assert np.abs(ours - bare).max() < 1e-12
+    assert ours == pytest.approx(by_hand, rel=1e-9)
+
+
+@pytest.mark.parametrize("external", [0.15, -0.15])
+@pytest.mark.parametrize("profile", ["STS3215-7.4V", "XL430-W250-T"])
+def test_an_external_load_on_a_servo_as_the_per_joint_integration(tmp_path, profile,
+                                                                   external):
+    """A servo holding a link (with weight) against an external load of either sign: the
+    MuJoCo body and the per-joint integration agree within 1e-9 rad over 1 s, and the
+    load pushes the held position its way (more than without it)."""
+    m, d, ic = 0.3, 0.05, 1e-4
+    link = write(tmp_path, "link.xml", LINK.format(g=G, joint="j", d=d, m=m, ic=ic))
+    finals = {}
+    for load in (0.0, external):
+        motor = {"name": "j", "servo": profile, "inertia": ic + m * d * d,
+                 "load": {"gravity_mass": m, "gravity_distance": d, "gravity": G,
+                          "external": load}}
+        runs = []
+        for sim in (Simulation.from_config({"basic_time_step_ms": 1, "motors": [motor]}),
+                    mujoco_sim(link, [motor])):
+            sim.motor("j").set_position(0.3)
+            runs.append(trace(sim, 1000, "j")[:, 0])
+        assert np.abs(runs[0] - runs[1]).max() < 1e-9
+        finals[load] = runs[1][-1]
+    assert np.sign(finals[external] - finals[0.0]) == np.sign(external)
+
+
+#: LINK limited to +-60 degrees (MJCF's default angle unit)
+RANGED = LINK.replace('type="hinge"', 'type="hinge" range="-60 60" limited="true"')
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_the_motors_hard_stops_are_the_joints_range(tmp_path, sign):
+    """A link whose model limits it to +-60 degrees, a motor with hard stops at -0.3 and 0.4
+    rad (min_stop, max_stop) driving it past them (to +-1.5 rad, no position limits):
+    the joint's range in the model is the stops, and the link comes to rest on
+    the stop its way (MuJoCo's soft limit: within 5 mrad; seen 1.2), never 50 mrad past
+    it (the impact's overshoot: seen 31 mrad; the model's own limit is 650 away); a motor
+    without stops keeps the model's range. No weight: only the stop holds it."""
+    m, d, ic = 0.3, 0.05, 1e-4
+    link = write(tmp_path, "link.xml", RANGED.format(g=0, joint="j", d=d, m=m, ic=ic))
+    motor = {"name": "j", "servo": "STS3215-7.4V", "inertia": ic + m * d * d}
+    sim = mujoco_sim(link, [{**motor, "min_stop": -0.3, "max_stop": 0.4}])
+    model = sim.bank.body.model
+    assert model.jnt_range[0].tolist() == [-0.3, 0.4] and model.jnt_limited[0]
+    sim.motor("j").set_position(sign * 1.5)
+    positions = trace(sim, 1500, "j")[:, 0]
+    stop = 0.4 if sign > 0 else -0.3
+    assert positions[-1] == pytest.approx(stop, abs=5e-3)
+    assert (sign * (positions - stop)).max() < 0.05
+    free = mujoco_sim(link, [motor])
+    assert free.bank.body.model.jnt_range[0] == pytest.approx(np.radians([-60, 60]))
+    # a joint the model leaves unlimited is limited by the stops
+    unlimited = write(tmp_path, "free.xml", LINK.format(g=0, joint="j", d=d, m=m, ic=ic))
+    stopped = mujoco_sim(unlimited, [{**motor, "min_stop": -0.3, "max_stop": 0.4}])
+    model = stopped.bank.body.model
+    assert model.jnt_limited[0] and model.jnt_range[0].tolist() == [-0.3, 0.4]
+
+
+def test_an_rk4_model_and_only_the_driven_joints_actuators_are_said_and_changed(
+        tmp_path, caplog):
+    """The double pendulum as RK4 with a <position> actuator on each joint and a third
+    link: j1 and j3 driven, j2 passive. The integrator becomes implicitfast and the
+    driven joints' actuators (both named, in one line) are switched off; the passive
+    joint's keeps its gain and bias."""
+    model_xml = PASSIVE.replace("<option ", '<option integrator="RK4" ').replace(
+        "</worldbody>", """  <body name="third" pos="0.5 0 0">
+      <joint name="j3" type="hinge" axis="0 1 0"/>
+      <inertial pos="0 0 -0.1" mass="0.2" diaginertia="1e-3 1e-3 1e-3"/>
+    </body>
+  </worldbody>
+  <actuator><position name="a1" joint="j1" kp="5"/><position name="a2" joint="j2" kp="7"/>
+    <position name="a3" joint="j3" kp="9"/></actuator>""")
+    path = write(tmp_path, "rk4.xml", model_xml)
+    with caplog.at_level("INFO", logger="servo_sim"):
+        sim = mujoco_sim(path, [{"name": "j1"}, {"name": "j2", "passive": True},
+                                {"name": "j3"}])
+    notes = [r.getMessage() for r in caplog.records if r.getMessage().startswith("rk4")]
+    assert notes[1:3] == [
+        "rk4.xml: integrator RK4 -> implicitfast (servo_sim steps between mj_step1 and "
+        "mj_step2)",
+        "rk4.xml: actuators a1, a3 switched off (servo_sim drives their joints)"]
+    model = sim.bank.body.model
+    assert model.opt.integrator == mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    assert model.actuator_gainprm[[0, 2], 0].tolist() == [0.0, 0.0]
+    assert model.actuator_biasprm[[0, 2], 1].tolist() == [0.0, 0.0]
+    assert model.actuator_gainprm[1, 0] == 7.0 and model.actuator_biasprm[1, 1] == -7.0
+
+
+#: two links, every joint with the model's own damping, frictionloss, stiffness and
+#: armature, each a value of its own (the log names the driven joints' only)
+PASSIVE = f"""<mujoco>
+  <option gravity="0 0 -{G}"/>
+  <worldbody>
+    <body name="upper">
+      <joint name="j1" type="hinge" axis="0 1 0" damping="0.02" frictionloss="0.01"
+             stiffness="0.3" armature="0.003"/>
+      <inertial pos="0 0 -{L1}" mass="{M1}" diaginertia="1e-3 1e-3 1e-3"/>
+      <body name="lower" pos="0 0 -{L1}">
+        <joint name="j2" type="hinge" axis="0 1 0" damping="0.05" frictionloss="0.004"
+               stiffness="0.2" armature="0.002"/>
+        <inertial pos="0 0 -{L2}" mass="{M2}" diaginertia="1e-3 1e-3 1e-3"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("runner", ["compiled", "numpy"])
+@pytest.mark.parametrize("swing", [0.6, -0.6])
+def test_a_passive_joint_keeps_the_models_damping_friction_stiffness_and_armature(
+        tmp_path, monkeypatch, caplog, runner, swing):
+    """j1 driven by a motor (off: no friction), j2 a passive motor: servo_sim zeroes
+    j1's damping, frictionloss and stiffness and gives it the servo's armature (0), and
+    leaves j2's as the model has them. The swing (either way, 2 s) is bare MuJoCo's on
+    the same model with only j1's so set, within 1e-9 rad, and the log names j1's
+    values alone."""
+    if runner == "numpy":
+        monkeypatch.setenv("SERVO_SIM_JIT", "0")
+    path = write(tmp_path, "passive.xml", PASSIVE)
+    with caplog.at_level("INFO", logger="servo_sim"):
+        sim = mujoco_sim(path, [{"name": "j1", "position": swing},
+                                {"name": "j2", "passive": True, "position": -swing}])
+    sim.motor("j1").disable()
+    ours = trace(sim, 2000, "j1", "j2")[:, [0, 2]]
+    model = mujoco.MjModel.from_xml_path(str(path))
+    model.opt.timestep = 0.001
+    model.dof_damping[0] = model.dof_frictionloss[0] = model.jnt_stiffness[0] = 0.0
+    model.dof_armature[0] = 0.0
+    data = mujoco.MjData(model)
+    mujoco.mj_setConst(model, data)
+    data.qpos[:] = [swing, -swing]
+    bare = np.empty((2000, 2))
+    for k in range(2000):
+        mujoco.mj_step(model, data)
+        bare[k] = data.qpos
+    assert np.ptp(ours[:, 1]) > 0.5  # the passive joint swung
+    assert np.abs(ours - bare).max() < 1e-9
+    notes = [r.getMessage() for r in caplog.records if r.getMessage().startswith("passive")]
+    assert notes[-4:] == [
+        "passive.xml: damping 0.02 of the driven joints -> 0 (servo_sim's actuator models it)",
+        "passive.xml: frictionloss 0.01 of the driven joints -> 0 (servo_sim's actuator "
+        "models it)",
+        "passive.xml: stiffness 0.3 of the driven joints -> 0 (the motors' spring_constant)",
+        "passive.xml: armature 0.003 of the driven joints -> the servos' (actuator.armature)"]
+    # and the passive joint's own values stay the model's
+    body = sim.bank.body
+    assert body.model.dof_damping[1] == 0.05 and body.model.dof_frictionloss[1] == 0.004
+    assert body.model.jnt_stiffness[1] == 0.2 and body.model.dof_armature[1] == 0.002
+
+
 MENAGERIE = "SERVO_SIM_MENAGERIE"
 
 

@@ -367,6 +367,8 @@ def test_a_setters_parameter_follows_for_readers_at_once_and_in_the_events(h):
 
 def test_pause_step_resume_reset_and_clock(h):
     clock = h.listen("/clock", Clock)
+    joint_states = h.listen("/joint_states", JointState)  # (published only when heard)
+    h.wait_for(lambda: h.node.count_subscribers("/joint_states") >= 1, "discovery")
     sim = h.node.runtime.sim
     h.step(5)
     assert sim.time_ms == 40
@@ -382,10 +384,23 @@ def test_pause_step_resume_reset_and_clock(h):
     assert not h.call("/servo_sim/step", servo_srvs.SetInt, value=-1).success
     assert h.call("/arm/set_position", servo_srvs.SetFloat, value=1.0).success
     h.step(10)
+    assert sim.time_ms > 80
     reply = h.call("/servo_sim/reset", Trigger)
     assert reply.success and sim.time_ms == 0
     assert h.node.runtime.sim.motor("arm").position == 0.0
     assert h.node.runtime.sim.motor("arm").get_target_position() == 0.0
+    # the joint_states schedule (every 16 ms) restarts at the reset: stamped 0 by the
+    # reset itself, then the first cycle after it and every 16 ms of the new time (not
+    # at the old schedule's next time, past the 32 ms stepped here)
+    heard = len(joint_states)
+    h.step(4)
+
+    def stamps_since() -> list[int]:
+        return [m.header.stamp.sec * 1000 + m.header.stamp.nanosec // 1_000_000
+                for m in joint_states[heard:]]
+
+    h.wait_for(lambda: {8, 16, 32} <= set(stamps_since()), "joint_states at 8, 16, 32 ms")
+    assert 24 not in stamps_since()
 
 
 def test_joint_commands_drive_the_motors(h):

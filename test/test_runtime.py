@@ -4,12 +4,14 @@ real hardware's refusals; plain pytest, no ROS. Wall time is a clock the test se
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
+import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from servo_sim.hardware import HardwareSystem
+from servo_sim.hardware import CallbackReturn, HardwareComponent, HardwareSystem
 from servo_sim.model import Motor, parse_config
 from servo_sim.pacing import MAX_CATCH_UP_STEPS
 from servo_sim.runtime import FEEDBACK_PERIOD_MS, RealTimeError, Runtime
@@ -175,6 +177,79 @@ def test_reset_goes_back_to_zero_and_ends_the_moves_in_progress():
     assert rt.reset() == (move,) and move.state == "aborted"
     assert rt.sim.time_ms == 0 and rt.sim.motor("a").position == 0.0
     assert rt.step(1).__next__().joint_states is False  # rate 0 by default
+
+
+@pytest.mark.parametrize("step_ms", [1, 8])
+def test_reset_restarts_the_joint_states_schedule(step_ms):
+    """joint_states at 10 Hz: after 0.752 s the next is due at 0.8 s; a reset (t = 0)
+    restarts the schedule there: due at the first cycle after it, then at the first
+    cycle at or after each 100 ms of the new time, as from the start (at 8 ms steps:
+    8, 104, 200, 304)."""
+    def schedule(until_ms: int) -> list[int]:  # the first cycle at or after each 100 ms
+        due = [max(step_ms, math.ceil(k * 100 / step_ms) * step_ms) for k in range(10)]
+        return [t for t in due if t <= until_ms]
+
+    rt, _ = runtime(step_ms=step_ms, paused=True, joint_states_rate=10.0)
+    first = [c.time_ms for c in rt.step(752 // step_ms) if c.joint_states]
+    assert first == schedule(752) and len(first) == 8 and rt.sim.time_ms == 752
+    rt.reset()
+    assert rt.sim.time_ms == 0
+    again = [c.time_ms for c in rt.step(352 // step_ms) if c.joint_states]
+    assert again == schedule(352) and again[0] == step_ms and len(again) == 4
+
+
+class TimedDevice(HardwareComponent):
+    """A real device (not simulated) whose joint turns at a constant acceleration in the
+    wall time the test sets (``clock``): each read gives the velocity ACCELERATION *
+    t; the periods each read and write are given are recorded."""
+
+    STATE_INTERFACES = ("position", "velocity", "effort")
+    ACCELERATION = 3.0
+    clock: ClassVar = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.periods: list[tuple[str, float]] = []
+
+    def read(self, time, period):
+        self.periods.append(("read", period))
+        self.state.velocity[:] = self.ACCELERATION * type(self).clock()
+        return CallbackReturn.SUCCESS
+
+    def write(self, time, period):
+        self.periods.append(("write", period))
+        return CallbackReturn.SUCCESS
+
+
+@settings(max_examples=30, deadline=None)
+@given(gaps=st.lists(st.floats(0.0005, 0.2), min_size=2, max_size=60),
+       by_cycle=st.booleans())
+@example(gaps=[0.008] * 5 + [0.05, 0.001, 0.008, 0.2, 0.008], by_cycle=False)
+def test_a_real_devices_period_is_measured_cycle_by_cycle(gaps, by_cycle):
+    """A real device cycled by tick() (or cycle(wait=False), the host's own loop) at
+    wall-time gaps the test sets, early and late: the first cycle has the basic step
+    (nothing measured yet), each later one the wall time since the one before, to the
+    bit, in read and write; the joint's acceleration is then the device's own (its
+    velocity's change over that period), whatever the gaps."""
+    wall = WallClock()
+    device = type("Device", (TimedDevice,), {"clock": wall})
+    hw = HardwareSystem(parse_config({"basic_time_step_ms": 8,
+                                      "motors": [{"name": "a"}]}), device)
+    assert hw.start() and not hw.simulated
+    rt = Runtime(hw, clock=wall, sleep=wall.sleep)
+    times, accelerations = [], []
+    for gap in [0.0, *gaps]:
+        wall.now += gap
+        times.append(wall.now)
+        cycles = [rt.cycle(wait=False)] if by_cycle else list(rt.tick())
+        assert len(cycles) == 1 and cycles[0].read
+        accelerations.append(float(rt.sim.bank.joint_acceleration()[0]))
+    measured = [0.008] + [times[k] - times[k - 1] for k in range(1, len(times))]
+    component = hw.component
+    assert [p for what, p in component.periods if what == "read"] == measured
+    assert [p for what, p in component.periods if what == "write"] == measured
+    assert np.allclose(accelerations[1:], TimedDevice.ACCELERATION, rtol=1e-6)
+    assert rt.sim.time_ms == 8 * len(times)  # cycle time: one step each
 
 
 def test_real_hardware_runs_in_real_time_and_refuses_the_rest():
