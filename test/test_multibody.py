@@ -589,7 +589,11 @@ def test_an_external_load_is_mujocos_applied_force(tmp_path, monkeypatch, runner
         monkeypatch.setenv("SERVO_SIM_JIT", "0")
     m, d, ic = 0.5, 0.1, 1e-4
     link = write(tmp_path, "link.xml", LINK.format(g=0, joint="j", d=d, m=m, ic=ic))
-    sim = mujoco_sim(link, [{"name": "j", "load": {"external": external}}])
+    # a torque-output motor (an envelope: not one of Webots' ideal motors, which are
+    # solved together in numpy), switched off: nothing but the load moves the link
+    envelope = {"stall_torque": 1.0, "no_load_speed": 5.0, "rated_voltage": 5.0}
+    sim = mujoco_sim(link, [{"name": "j", "load": {"external": external},
+                             "actuator": envelope}])
     assert (sim.bank._run is not None) == (runner == "compiled")
     sim.motor("j").disable()
     ours = trace(sim, 500, "j")[:, 0]
