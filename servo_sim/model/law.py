@@ -33,7 +33,6 @@ servo_step's 73 arguments one by one it was most of a MuJoCo step.
 
 from __future__ import annotations
 
-import math
 import os
 import types
 from collections.abc import Callable
@@ -72,15 +71,42 @@ def rint_(a: np.ndarray) -> np.ndarray:
     return np.rint(a, a)
 
 
-def _fade(v: float, velocity: float, alpha: float) -> float:
-    return math.exp(-(abs(v) / velocity) ** alpha)
+def _fade_each(v: np.ndarray, velocity: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """The Stribeck fade motor by motor, as the compiled runner computes it (numba: the
+    C library's pow and exp)."""
+    out = np.empty(v.shape[0])
+    for i in range(v.shape[0]):
+        out[i] = np.exp(-(np.abs(v[i]) / velocity[i]) ** alpha[i])
+    return out
+
+
+def _fade_numpy(v: np.ndarray, velocity: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """The Stribeck fade on whole arrays, numpy's own pow and exp."""
+    near_rest = np.abs(v) / velocity
+    near_rest **= alpha
+    return np.exp(-near_rest, out=near_rest)
+
+
+#: fade_'s implementation, chosen at its first call
+_FADE: Callable[..., np.ndarray] | None = None
 
 
 def fade_(v: np.ndarray, velocity: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """The Stribeck fade ``exp(-(|v| / velocity) ** alpha)``, with the C library's pow
-    and exp one number at a time, as the compiled runner computes it: numpy's own (SIMD,
-    on AVX-512) differ from them in the last bit for about one number in twenty."""
-    return np.fromiter(map(_fade, v, velocity, alpha), float, v.shape[0])
+    """The Stribeck fade ``exp(-(|v| / velocity) ** alpha)``. Where numba is installed,
+    compiled motor by motor, as the compiled runner computes it: numpy's own pow and exp
+    (SIMD, on AVX-512) differ from the C library's in the last bit for about one number
+    in twenty, and the two runners must agree to the bit (so this one is compiled with
+    ``SERVO_SIM_JIT=0`` too: which runner a bank uses must not change its numbers).
+    Without numba, numpy's."""
+    global _FADE
+    if _FADE is None:
+        try:
+            import numba
+        except ImportError:
+            _FADE = _fade_numpy
+        else:
+            _FADE = numba.njit(cache=True, nogil=True, error_model="numpy")(_fade_each)
+    return _FADE(v, velocity, alpha)
 
 
 # ---------------------------------------------------------------- the law
