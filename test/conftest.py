@@ -139,7 +139,10 @@ _MODULE_NEEDS: dict[str, set[str]] = {}
 def pytest_sessionstart(session):
     """Compile the MuJoCo body's servo law now (numba; a minute on a busy machine the
     first time, then loaded from its cache in under a second), so that no node or
-    emulator a test starts waits for it under that test's timeout."""
+    emulator a test starts waits for it under that test's timeout; and the Stribeck fade
+    of numpy's runner, compiled where numba is installed (law.fade_)."""
+    from servo_sim.model import law
+    law.fade_(np.zeros(1), np.ones(1), np.ones(1))
     try:
         from servo_sim.multibody.body import compile_ahead
     except ImportError:
