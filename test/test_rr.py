@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -92,7 +93,7 @@ class Server:
         out = {}
         for line in list(self.out):
             name, _, url = line.strip().partition(": ")
-            if url.startswith("rr+tcp://"):
+            if url.startswith(("rr+tcp://", "rrs+tcp://")):
                 out[name] = url
         return out
 
@@ -664,6 +665,100 @@ def test_listen_all_announces_the_node_and_warns_without_users(node, tmp_path):
     with serving(CONFIG, tmp_path, "--listen-all", "--users", str(users)) as server:
         assert server.stop() == 0
         assert not server.said("without --users")
+
+
+OPENSSL = shutil.which("openssl")
+#: Robot Raconteur's critical extensions: on a root certificate, on a node's
+ROOT_OID, NODE_OID = "1.3.6.1.4.1.45455.1.1.3.1", "1.3.6.1.4.1.45455.1.1.3.3"
+
+
+def _certificates(tmp: Path, node_id: str) -> tuple[Path, Path]:
+    """A root of our own and node ``node_id``'s certificate signed by it, as Robot
+    Raconteur's OpenSSL context checks them (OpenSSLAuthContext.cpp: subject ``CN=Robot
+    Raconteur Node {ID}``, the critical extensions above): ``(config directory holding
+    certificates/{ID}.p12, password-less; root.pem, for the clients that trust it)``."""
+    def openssl(*args: str) -> None:
+        subprocess.run([OPENSSL, *args], cwd=tmp, check=True, capture_output=True)
+    (tmp / "root.cnf").write_text(
+        "[req]\ndistinguished_name = dn\nx509_extensions = ext\nprompt = no\n"
+        "[dn]\nCN = servo_sim test root\n[ext]\nbasicConstraints = critical, CA:TRUE\n"
+        f"keyUsage = critical, keyCertSign, cRLSign\n{ROOT_OID} = critical, ASN1:NULL\n")
+    (tmp / "node.cnf").write_text(
+        "[ext]\nbasicConstraints = critical, CA:FALSE\nkeyUsage = critical, "
+        f"digitalSignature, keyEncipherment\n{NODE_OID} = critical, ASN1:NULL\n")
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "root.key",
+            "-out", "root.pem", "-days", "2", "-config", "root.cnf")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "node.key", "-out",
+            "node.csr", "-subj", f"/CN=Robot Raconteur Node {{{node_id}}}")
+    openssl("x509", "-req", "-in", "node.csr", "-CA", "root.pem", "-CAkey", "root.key",
+            "-CAcreateserial", "-out", "node.pem", "-days", "2", "-extfile", "node.cnf",
+            "-extensions", "ext")
+    config = tmp / "config"
+    (config / "certificates").mkdir(parents=True)
+    openssl("pkcs12", "-export", "-inkey", "node.key", "-in", "node.pem", "-certfile",
+            "root.pem", "-passout", "pass:", "-out",
+            str(config / "certificates" / f"{{{node_id}}}.p12"))
+    return config, tmp / "root.pem"
+
+
+CLIENT = """
+import sys
+import RobotRaconteur as RR
+from RobotRaconteurCompanion.StdRobDef import RegisterStdRobDefServiceTypes
+with RR.ClientNodeSetup(argv=sys.argv[:1]):
+    RegisterStdRobDefServiceTypes(RR.RobotRaconteurNode.s)
+    try:
+        print("mode", RR.RobotRaconteurNode.s.ConnectService(sys.argv[1]).mode)
+    except Exception as exc:
+        print("refused", type(exc).__name__)
+"""
+
+
+def _client(url: str, **env: str) -> str:
+    """Robot Raconteur's client in a process of its own: ``mode N``, or ``refused``."""
+    run = subprocess.run([sys.executable, "-c", CLIENT, url], capture_output=True,
+                         text=True, timeout=TIMEOUT, env={**os.environ, **env})
+    return run.stdout.strip()
+
+
+@pytest.mark.skipif(OPENSSL is None, reason="no openssl command here: it makes the test's "
+                                            "self-signed certificates (apt install openssl)")
+def test_tls_serves_rrs_tcp_to_a_client_that_trusts_the_root_and_to_nobody_else(
+        tmp_path, monkeypatch):
+    """--robotraconteur-nodeid/-load-tls/-require-tls passed through: the door prints
+    rrs+tcp:// URLs; a client trusting our root (ROBOTRACONTEUR_SSL_CERT_FILE) is
+    served over TLS, one that does not is refused, and so is plain rr+tcp://."""
+    node_id = "4c6f2a51-7d1e-4b8e-9a3c-2f1e0d9c8b7a"
+    config, root = _certificates(tmp_path, node_id)
+    # where Robot Raconteur looks for certificates/{ID}.p12 (as root: the system's)
+    monkeypatch.setenv("ROBOTRACONTEUR_USER_CONFIG_DIR", str(config))
+    monkeypatch.setenv("ROBOTRACONTEUR_SYSTEM_CONFIG_DIR", str(config))
+    with serving(CONFIG, tmp_path, f"--robotraconteur-nodeid={node_id}",
+                 "--robotraconteur-load-tls=true",
+                 "--robotraconteur-require-tls=true") as server:
+        url = server.urls["a"]
+        assert url.startswith("rrs+tcp://localhost:"), server.out
+        assert _client(url, ROBOTRACONTEUR_SSL_CERT_FILE=str(root)) == f"mode {HALT}"
+        assert _client(url).startswith("refused")  # our root is no root of its own
+        assert _client(url.replace("rrs+tcp", "rr+tcp")).startswith("refused")
+        assert server.stop() == 0
+
+
+def test_tls_required_without_a_certificate_fails_at_start_naming_the_file(tmp_path,
+                                                                          monkeypatch):
+    node_id = "0d5b7e3f-2a4c-4f61-8b9d-6e1c3a5f7b20"
+    monkeypatch.setenv("ROBOTRACONTEUR_USER_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("ROBOTRACONTEUR_SYSTEM_CONFIG_DIR", str(tmp_path))
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(CONFIG))
+    run = subprocess.run([sys.executable, "-m", "servo_sim.rr.main", str(path), "--port",
+                          "0", f"--robotraconteur-nodeid={node_id}",
+                          "--robotraconteur-load-tls=true",
+                          "--robotraconteur-require-tls=true"],
+                         capture_output=True, text=True, timeout=TIMEOUT)
+    assert run.returncode == 2, run.stderr
+    errors = [x for x in run.stderr.splitlines() if "servo-sim-rr: error:" in x]
+    assert len(errors) == 1 and f"certificates/{{{node_id}}}.p12" in errors[0], run.stderr
 
 
 def test_a_bad_config_fails_at_start_with_one_line(tmp_path):

@@ -49,6 +49,8 @@ class Door:
 
     def __init__(self, runtime: Runtime, node: Any, policy: Any = None) -> None:
         self.runtime, self.node = runtime, node
+        #: the URL scheme clients use: rrs+tcp where the node requires TLS (serve())
+        self.scheme = "rr+tcp"
         self.types = info.Types(node)
         self._time = DateTimeUtil(node)
         self._epoch = self._time.TimeSpec2Now()
@@ -177,7 +179,8 @@ class Door:
         return self._time.FillDeviceTime(device_info, seqno)
 
     def url(self, port: int, servo: Servo, host: str = "localhost") -> str:
-        return f"rr+tcp://{host}:{port}?service={servo.service}"
+        """Where a client reaches ``servo``: ``rrs+tcp://`` where the node requires TLS."""
+        return f"{self.scheme}://{host}:{port}?service={servo.service}"
 
 
 @contextmanager
@@ -192,8 +195,10 @@ def serve(runtime: Runtime, port: int = 0, *, listen_all: bool = False,
     policy = security.security_policy(users) if users is not None else None
     node, setup = security.node_setup(node_name, port, listen_all, list(options))
     try:
+        tls = security.require_tls(node, setup)
         RegisterStdRobDefServiceTypes(node)
         door = Door(runtime, node, policy)
+        door.scheme = "rrs+tcp" if tls else "rr+tcp"
         try:
             yield door, setup.tcp_transport.GetListenPort()
         finally:

@@ -139,3 +139,24 @@ def node_setup(node_name: str, port: int, listen_all: bool,
             raise ValueError(f"Robot Raconteur node {name!r} on port {port}: {why}") from None
         return node, setup
     raise AssertionError("unreachable")
+
+
+def require_tls(node: Any, setup: Any) -> bool:
+    """Whether the node serves TCP over TLS only (``--robotraconteur-require-tls``);
+    ValueError, naming the file Robot Raconteur looked for, where it does but no node
+    certificate loaded (Robot Raconteur only warns, and then serves nobody)."""
+    tcp = setup.tcp_transport
+    if tcp is None or not tcp.RequireTls:
+        return False
+    if not tcp.IsTlsNodeCertificateLoaded:
+        root = os.geteuid() == 0 if hasattr(os, "geteuid") else False
+        where = ("$ROBOTRACONTEUR_SYSTEM_CONFIG_DIR (default /etc/robotraconteur), as root"
+                 if root else "$ROBOTRACONTEUR_USER_CONFIG_DIR (default "
+                 "~/.config/RobotRaconteur)")
+        raise ValueError(f"--robotraconteur-require-tls: no TLS certificate loaded for node "
+                         f"{node.NodeID}: Robot Raconteur reads "
+                         f"certificates/{node.NodeID}.p12 under {where} (a password-less "
+                         "PKCS#12: docs/robot-raconteur.md, 'Who may command, and beyond "
+                         "loopback')")
+    return True
+
