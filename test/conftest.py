@@ -139,15 +139,15 @@ _MODULE_NEEDS: dict[str, set[str]] = {}
 def pytest_sessionstart(session):
     """Compile the MuJoCo body's servo law now (numba; a minute on a busy machine the
     first time, then loaded from its cache in under a second), so that no node or
-    emulator a test starts waits for it under that test's timeout; and the Stribeck fade
-    of numpy's runner, compiled where numba is installed (law.fade_)."""
+    emulator a test starts waits for it under that test's timeout; and, with it, the
+    Stribeck fade that numpy's runner takes compiled once numba is imported (law.fade_)."""
     from servo_sim.model import law
-    law.fade_(np.zeros(1), np.ones(1), np.ones(1))
     try:
         from servo_sim.multibody.body import compile_ahead
     except ImportError:
         return
     seconds = compile_ahead()
+    law.fade_(np.zeros(1), np.ones(1), np.ones(1))
     if seconds is not None:
         print(f"servo_sim: MuJoCo body's servo law compiled by numba in {seconds:.1f} s")
 

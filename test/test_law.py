@@ -466,3 +466,19 @@ def test_the_tables_rows_are_the_banks_and_actuators_arrays():
                 assert row.base is table.base or row.base is table, (when, name)
         flags = act.compiled_arguments[0]
         assert flags.tolist() == [arguments[name] for name in law.ACTUATOR_FLAGS], when
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.floats(-50.0, 50.0), st.floats(1e-3, 10.0),
+                          st.floats(0.1, 4.0)), min_size=1, max_size=64))
+def test_the_stribeck_fade_is_the_same_bits_with_math_and_compiled(rows):
+    """law.fade_ takes Python's math where numba is not imported and numba's code where
+    it is: both the C library's pow and exp, the same bits as the compiled runner's."""
+    numba = pytest.importorskip("numba", reason="numba is not installed: one form only")
+    v, velocity, alpha = (np.array(column) for column in zip(*rows, strict=True))
+    compiled = numba.njit(cache=True, error_model="numpy")(law._fade_each)
+    one = numba.njit(error_model="numpy")(law._fade_one)
+    by_math = law._fade_math(v, velocity, alpha)
+    assert by_math.tobytes() == compiled(v, velocity, alpha).tobytes()
+    assert by_math.tolist() == [one(*row) for row in zip(v, velocity, alpha, strict=True)]
+    assert law.fade_(v, velocity, alpha).tobytes() == by_math.tobytes()

@@ -33,7 +33,9 @@ servo_step's 73 arguments one by one it was most of a MuJoCo step.
 
 from __future__ import annotations
 
+import math
 import os
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -80,33 +82,32 @@ def _fade_each(v: np.ndarray, velocity: np.ndarray, alpha: np.ndarray) -> np.nda
     return out
 
 
-def _fade_numpy(v: np.ndarray, velocity: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """The Stribeck fade on whole arrays, numpy's own pow and exp."""
-    near_rest = np.abs(v) / velocity
-    near_rest **= alpha
-    return np.exp(-near_rest, out=near_rest)
+def _fade_math(v: np.ndarray, velocity: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """The Stribeck fade motor by motor with Python's math: the C library's pow and exp,
+    the same bits as :func:`_fade_each` compiled, without importing numba."""
+    return np.array([math.exp(-(abs(a) / b) ** c) for a, b, c in
+                     zip(v.tolist(), velocity.tolist(), alpha.tolist(), strict=True)])
 
 
-#: fade_'s implementation, chosen at its first call
-_FADE: Callable[..., np.ndarray] | None = None
+#: _fade_each compiled by numba, once numba is imported in this process
+_FADE_COMPILED: Callable[..., np.ndarray] | None = None
 
 
 def fade_(v: np.ndarray, velocity: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """The Stribeck fade ``exp(-(|v| / velocity) ** alpha)``. Where numba is installed,
-    compiled motor by motor, as the compiled runner computes it: numpy's own pow and exp
-    (SIMD, on AVX-512) differ from the C library's in the last bit for about one number
-    in twenty, and the two runners must agree to the bit (so this one is compiled with
-    ``SERVO_SIM_JIT=0`` too: which runner a bank uses must not change its numbers).
-    Without numba, numpy's."""
-    global _FADE
-    if _FADE is None:
-        try:
-            import numba
-        except ImportError:
-            _FADE = _fade_numpy
-        else:
-            _FADE = numba.njit(cache=True, nogil=True, error_model="numpy")(_fade_each)
-    return _FADE(v, velocity, alpha)
+    """The Stribeck fade ``exp(-(|v| / velocity) ** alpha)`` motor by motor with the C
+    library's pow and exp, as the compiled runner computes it: numpy's own (SIMD, on
+    AVX-512) differ from them in the last bit for about one number in twenty, and the
+    two runners must agree to the bit. Compiled by numba where this process has imported
+    it already (a compiled runner, MuJoCo's body: some 0.1 us a motor), else with
+    Python's math (some 0.14 us a motor): the same bits either way, and a process that
+    steps numpy's runner alone (a device emulator) does not wait for numba's import."""
+    global _FADE_COMPILED
+    if _FADE_COMPILED is None:
+        numba = sys.modules.get("numba")
+        if numba is None:
+            return _fade_math(v, velocity, alpha)
+        _FADE_COMPILED = numba.njit(cache=True, nogil=True, error_model="numpy")(_fade_each)
+    return _FADE_COMPILED(v, velocity, alpha)
 
 
 # ---------------------------------------------------------------- the law
