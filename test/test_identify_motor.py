@@ -80,6 +80,25 @@ def test_a_bad_constant_is_one_error_naming_field_and_value(field, value):
         resolved({"servo": "XL330-M288-T", "actuator": {field: value}})
 
 
+def test_a_motor_without_an_envelope_cannot_take_them():
+    with pytest.raises(ConfigError, match=r"^motor 'arm': field 'actuator\.resistance' = 3: "
+                       "the motor has no torque-speed envelope"):
+        resolved({"name": "arm", "actuator": {"resistance": 3}})
+
+
+def test_both_constants_given_need_not_suit_the_motor_they_replace():
+    """A friction of 0.5 N*m (with the profile's viscous 0.0103 and load share 0.259)
+    is refused on the profile's 0.52 N*m motor, not on kt 1.0, R 2.0 (2.5 N*m at 5 V):
+    at 3.55065 rad/s that motor gives (5 - 3.55065) / 2 = 0.724675 N*m, which is what
+    the gear takes there: 0.5 + 0.0103162 * 3.55065 + 0.25949 * 0.724675."""
+    base = motor_fields(XL330, {"actuator.friction": 0.5})
+    assert refusal(base) is not None
+    fields = motor_fields(base, {"actuator.torque_constant": 1.0, "actuator.resistance": 2.0})
+    assert refusal(fields) is None
+    assert fields["actuator"]["stall_torque"] == pytest.approx(2.5)
+    assert fields["actuator"]["no_load_speed"] == pytest.approx(3.55065, rel=1e-5)
+
+
 def test_a_motor_whose_friction_takes_its_whole_torque_is_refused_not_simulated():
     """kt 0.1, R 20: a stall torque of 0.025 N*m against the profile's 0.0195 N*m of
     Coulomb friction and the load-dependent share: the output never runs free."""

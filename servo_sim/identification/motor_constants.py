@@ -62,34 +62,62 @@ def envelope(actuator: ActuatorConfig, kt: float, resistance: float) -> tuple[fl
     return stall, speed
 
 
-def resolve(fields: Mapping[str, Any]) -> ActuatorConfig:
+def resolve(fields: Mapping[str, Any], stall_torque: float | None = None) -> ActuatorConfig:
     """The actuator of a motor's nested fields (its profile's under its own), without
-    the constants. ConfigError where the config check refuses them."""
-    entry = {k: v for k, v in fields.items()}
+    the constants (and with ``stall_torque`` where given). ConfigError where the config
+    check refuses them."""
+    entry = dict(fields)
     group = {k: v for k, v in dict(entry.get("actuator") or {}).items() if k not in _KEYS}
+    if stall_torque is not None:
+        group["stall_torque"] = stall_torque
     entry["actuator"] = group
     entry.setdefault("name", "servo")
     return parse_config({"motors": [entry]}, "identify").motors[0].actuator
 
 
+#: A stall torque no friction reaches: the motor's gear and voltage read where both
+#: constants are given and the fields' own stall torque is below their friction.
+_ANY_FRICTION = 1e9
+
+
 def resolved(fields: dict[str, Any]) -> dict[str, Any]:
     """``fields`` (nested, changed in place and returned) with ``actuator.torque_constant``
     and ``actuator.resistance`` turned into ``stall_torque`` and ``no_load_speed``; as
-    they are where none is given. Fields the config check refuses lose the constants
-    and are left for it to say why."""
+    they are where none is given. ConfigError naming the field and value where one is
+    not a number > 0 or the motor has no envelope to take it; fields the config check
+    refuses for another reason lose the constants and are left for it to say why."""
     group = fields.get("actuator")
     if not isinstance(group, dict) or not any(k in group for k in _KEYS):
         return fields
     given = {k: group.pop(k) for k in _KEYS if k in group}
-    try:
-        actuator = resolve(fields)
-        kt, resistance = constants(actuator)
-    except (ConfigError, ValueError):
-        return fields
+    motor = f"motor {fields['name']!r}: " if "name" in fields else ""
     for key, value in given.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise ConfigError(f"field 'actuator.{key}' = {value!r}: must be a number > 0")
-    kt = float(given.get("torque_constant", kt))
-    resistance = float(given.get("resistance", resistance))
+            raise ConfigError(f"{motor}field 'actuator.{key}' = {value!r}: must be a "
+                              "number > 0")
+    both = len(given) == len(_KEYS)
+    try:
+        actuator = resolve(fields)
+    except ConfigError:
+        if not both:
+            return fields
+        try:  # the friction may be too much for the old motor, not for the new one
+            actuator = resolve(fields, _ANY_FRICTION)
+        except ConfigError:
+            return fields
+    if not actuator.envelope or actuator.rated_voltage <= 0.0:
+        key = next(iter(given))
+        raise ConfigError(f"{motor}field 'actuator.{key}' = {given[key]!r}: the motor has no "
+                          "torque-speed envelope to take it (a servo profile, or "
+                          "stall_torque, no_load_speed and rated_voltage)")
+    if both:
+        kt, resistance = float(given["torque_constant"]), float(given["resistance"])
+    else:
+        try:
+            kt, resistance = constants(actuator)
+        except ValueError:
+            return fields
+        kt = float(given.get("torque_constant", kt))
+        resistance = float(given.get("resistance", resistance))
     group["stall_torque"], group["no_load_speed"] = envelope(actuator, kt, resistance)
     return fields
