@@ -8,6 +8,7 @@ import math
 import re
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_identify_bench import BENCH, BUDGET, HIDDEN, STEP_MS, made
@@ -149,3 +150,19 @@ def test_replay_takes_the_constants_with_set(tmp_path, capsys):
                      "--set=actuator.resistance=0"]) == 2
     err = capsys.readouterr().err
     assert "field 'actuator.resistance' = 0: must be a number > 0" in err
+
+
+def test_identify_says_how_it_wrote_the_constants(tmp_path, capsys):
+    path = tmp_path / "swing.csv"
+    write_recording(path, made("swing", {**HIDDEN, **HIDDEN_MOTOR}, 14, duration=0.6))
+    out = tmp_path / "fitted.yaml"
+    assert cli.main(["identify", str(path), "--servo", "XL330-M288-T", "--step-ms",
+                     str(STEP_MS), *(f"--set={k}={v}" for k, v in BENCH.fields().items()),
+                     "--pattern-runs", "1", "--iterations", "1", "--fit", *CONSTANTS,
+                     "--out", str(out), "--plot", str(tmp_path / "fit.png")]) == 0
+    text = capsys.readouterr().out
+    written = yaml.safe_load(out.read_text())["motors"][0]["actuator"]
+    assert (f"the motor's constants written as actuator.stall_torque "
+            f"{written['stall_torque']:g} N*m and no_load_speed "
+            f"{written['no_load_speed']:g} rad/s") in text
+    assert re.search(r"^  actuator\.torque_constant +0\.3062 ", text, re.M)  # before
