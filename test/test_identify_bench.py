@@ -29,6 +29,10 @@ BENCH = Bench(mass=0.49, length=0.1, kp=400, vin=5.0)
 #: the gear the recordings are made with, off every grid point and start of the fit
 HIDDEN = {"actuator.friction": 0.043, "actuator.viscous_friction": 0.021,
           "actuator.armature": 0.0031}
+#: the fit's budget here (pattern search runs, Levenberg-Marquardt iterations): the
+#: recordings are exact but for the noise, so a few steps reach the values (within
+#: 0.7 % here at 8 / 4 as at the default 80 / 60, in a fifth of the time)
+BUDGET = (8, 4)
 
 
 def goals(kind: str, t: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -55,7 +59,7 @@ def made(kind: str, hidden: dict, seed: int, duration: float = 2.4,
 
 @pytest.fixture(scope="module")
 def recordings() -> list[Recording]:
-    return [made("swing", HIDDEN, 1), made("drop", HIDDEN, 2)]
+    return [made("swing", HIDDEN, 1, duration=1.7), made("drop", HIDDEN, 2, duration=1.8)]
 
 
 def test_the_drop_recording_falls_both_ways_with_the_torque_off(recordings):
@@ -66,17 +70,34 @@ def test_the_drop_recording_falls_both_ways_with_the_torque_off(recordings):
     assert velocity.min() < -1.0  # falls from 1 rad past 0 ...
     assert velocity.max() > 0.3  # ... and swings back: friction both directions
     swing = recordings[0]
-    assert swing.position.max() > 0.5 and swing.position.min() < -0.5
+    assert swing.position.max() > 0.5 and swing.position.min() < -0.4
 
 
 def test_known_gear_parameters_come_back_from_noisy_recordings(recordings):
     fit = identify(recordings, Model({"servo": "XL330-M288-T"}, step_ms=STEP_MS),
-                   list(HIDDEN))
-    for name, value in fit.values().items():
-        assert value == pytest.approx(HIDDEN[name], rel=0.10), name
+                   list(HIDDEN), *BUDGET)
+    for name, value in fit.values().items():  # from the profile's, about half of each
+        assert value == pytest.approx(HIDDEN[name], rel=0.03), name
     assert fit.rms_after < 0.004  # the noise's 2 mrad and the ticks
     assert fit.rms_after < fit.rms_before / 3
     assert fit.undetermined == ()
+
+
+def test_the_load_dependent_friction_both_ways_comes_back_with_the_gear():
+    """bam's M5/M6 terms: the friction grows with the load's torque (0.09 of it) and with
+    the motor's (0.18), fitted from none (the profile's 0.259 set to 0) together with
+    the gear: every one within 3 % (1.4 % at most here)."""
+    hidden = {**HIDDEN, "actuator.load_friction_motor": 0.18,
+              "actuator.load_friction_external": 0.09}
+    recordings = [made("swing", hidden, 4, duration=1.7), made("drop", hidden, 5,
+                                                                 duration=1.8)]
+    model = Model({"servo": "XL330-M288-T", "actuator": {"load_friction_motor": 0.0}},
+                  step_ms=STEP_MS)
+    fit = identify(recordings, model, list(hidden), *BUDGET)
+    for name, value in fit.values().items():
+        assert value == pytest.approx(hidden[name], rel=0.03), name
+    assert fit.undetermined == ()
+    assert fit.rms_after < 0.0025 < 0.01 < fit.rms_before
 
 
 def test_a_field_the_recordings_do_not_show_is_said_undetermined(recordings):
@@ -86,7 +107,8 @@ def test_a_field_the_recordings_do_not_show_is_said_undetermined(recordings):
                                {"actuator.friction": HIDDEN["actuator.friction"],
                                 "actuator.armature": HIDDEN["actuator.armature"]}),
                   step_ms=STEP_MS)
-    fit = identify(recordings[:1], model, ["actuator.viscous_friction", "max_torque"])
+    fit = identify(recordings[:1], model, ["actuator.viscous_friction", "max_torque"],
+                   *BUDGET)
     assert "max_torque" in fit.undetermined
     assert "actuator.viscous_friction" not in fit.undetermined
 
@@ -104,7 +126,7 @@ def test_a_trial_the_config_check_refuses_is_no_fit_not_a_crash(recordings):
     # crosses it
     start = Model(motor_fields({"servo": "XL330-M288-T"}, {"actuator.friction": 0.25}),
                   step_ms=STEP_MS)
-    fit = identify(recordings[:1], start, ["actuator.friction"])
+    fit = identify(recordings[:1], start, ["actuator.friction"], *BUDGET)
     assert fit.value[0] == pytest.approx(HIDDEN["actuator.friction"], rel=0.5)
     assert refusal(fitted_config(start, fit)["motors"][0]) is None
 
@@ -135,7 +157,7 @@ def test_refused_initial_values_are_one_error_naming_the_field(recordings):
 def test_identify_fits_many_validates_and_writes_what_replay_run_and_check_load(
         recordings, tmp_path, capsys):
     paths = []
-    for r in [*recordings, made("swing", HIDDEN, 3, duration=1.5)]:
+    for r in [*recordings, made("swing", HIDDEN, 3, duration=1.0)]:
         path = tmp_path / r.name
         write_recording(path, r)
         paths.append(str(path))
@@ -144,7 +166,8 @@ def test_identify_fits_many_validates_and_writes_what_replay_run_and_check_load(
              "--set", "load.gravity_distance=0.1", "--set", f"load.gravity_angle={math.pi / 2}",
              "--set", "actuator.gains.p=400"]
     argv = ["identify", *paths[:2], "--validate", paths[2], "--servo", "XL330-M288-T",
-            "--step-ms", str(STEP_MS), "--fit", *HIDDEN, *bench, "--out", str(out),
+            "--step-ms", str(STEP_MS), "--pattern-runs", str(BUDGET[0]), "--iterations",
+            str(BUDGET[1]), "--fit", *HIDDEN, *bench, "--out", str(out),
             "--plot", str(png)]
     assert cli.main(argv) == 0
     text = capsys.readouterr().out

@@ -182,10 +182,16 @@ def test_the_shared_lift_and_drop_replays(capsys):
 
 
 ENTRY = bam_entry(0.1, 0.0, 0.0)
+#: a log of twelve entries at 0, 0.5 ... 5.5 s: entry 7 is the one at 3.5 s
+TWELVE = json.dumps(bam_log([bam_entry(0.5 * k, 0.0, 0.0) for k in range(12)]))
 
 
 BAD_BAM = [
-    ('{"mass": 0.49, "entries": [', "not JSON (truncated?)"),
+    ('{"mass": 0.49, "entries": [', "not JSON (truncated?): "),
+    (TWELVE[:TWELVE.index('"timestamp": 3.5') + 14], "not JSON (truncated?) in entry 7: "),
+    (json.dumps(bam_log([ENTRY, 3])), "entry 1: 3: expected an object"),
+    (json.dumps(bam_log([ENTRY] * 3, kp="x")), "header field 'kp' = 'x': expected a number"),
+    (json.dumps(bam_log([ENTRY] * 3, vin=True)), "header field 'vin' = True"),
     ('{"mass": 0.49}', "field 'entries': expected a list"),
     (json.dumps(bam_log([ENTRY] * 3, mass=-1)), "header field 'mass' = -1"),
     (json.dumps(bam_log([ENTRY, {k: v for k, v in ENTRY.items() if k != "position"}])),

@@ -37,6 +37,7 @@ from .fit import (
     read_recording,
     write_recording,
 )
+from .motor_constants import CONSTANTS
 from .plots import plot_replays
 from .recordings import Recording
 from .replay import MRAD, motor_fields, replay
@@ -190,6 +191,11 @@ def cmd_identify(args: argparse.Namespace) -> int:
               f"standard error is above {UNDETERMINED:.0%} of the value: record more, or "
               "give them with --set and leave them out of --fit)")
     config = fitted_config(model, fit)
+    if set(fit.names) & set(CONSTANTS):
+        written = config["motors"][0]["actuator"]
+        print(f"  the motor's constants written as actuator.stall_torque "
+              f"{written['stall_torque']:g} N*m and no_load_speed {written['no_load_speed']:g}"
+              " rad/s (at the rated voltage)")
     _print_maes("training", fit.replays())
     fitted = config["motors"][0]
     validation = [replay(r, fitted, {}, model.step_ms) for r in held_out]

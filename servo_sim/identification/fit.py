@@ -26,6 +26,7 @@ import numpy as np
 
 from ..model import ConfigError, Simulation, parse_config
 from ..plotting import pyplot
+from .motor_constants import CONSTANTS, constants, resolved
 from .recordings import COLUMNS, Recording, RecordingError, read_recording, write_recording
 from .replay import Replay, _deep_copy, motor_fields, refusal, set_field, simulate_valid
 
@@ -60,6 +61,9 @@ FITTABLE: dict[str, tuple[float, float, float]] = {
     "actuator.load_friction_motor_stribeck": (0.0, 0.95, 0.05),
     "actuator.stall_torque": (1e-4, 1e4, 0.1),
     "actuator.no_load_speed": (1e-3, 1e4, 1.0),
+    # the motor's own constants instead of the two above (motor_constants.py)
+    "actuator.torque_constant": (1e-4, 1e3, 0.1),
+    "actuator.resistance": (1e-3, 1e4, 1.0),
     "actuator.backlash": (0.0, 0.5, 0.001),
     "actuator.gain_scale": (1e-3, 1e3, 0.1),
     "actuator.gains.p": (1e-6, 1e6, 10.0),
@@ -167,9 +171,16 @@ class Model:
         sim = Simulation(parse_config(self.config([{}], 0.0), "identify"))
         from ..model.config import motor_to_dict
 
-        entry = motor_to_dict(sim.config.motors[0])
+        motor = sim.config.motors[0]
+        entry = motor_to_dict(motor)
         out = []
         for name in names:
+            if name in CONSTANTS:
+                try:
+                    out.append(constants(motor.actuator)[CONSTANTS.index(name)])
+                except ValueError as exc:
+                    raise IdentifyError(f"field {name!r}: {exc}") from None
+                continue
             try:
                 out.append(_get(entry, name))
             except (KeyError, TypeError):
@@ -413,6 +424,10 @@ def fitted_config(model: Model, fit: Fit, motor: str = "servo") -> dict[str, Any
         entry["name"] = motor
         for name, value in fit.values().items():
             set_field(entry, name, _written(value, name) if written else value)
+        resolved(entry)
+        if written and any(n in CONSTANTS for n in fit.names):
+            for name in ("stall_torque", "no_load_speed"):
+                entry["actuator"][name] = float(f"{entry['actuator'][name]:.6g}")
         error = refusal(entry, model.step_ms, "identify")
         if error is None:
             return {"basic_time_step_ms": model.step_ms, "motors": [entry]}

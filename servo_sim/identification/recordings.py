@@ -141,12 +141,22 @@ def _read_csv(path: Path, text: str) -> Recording:
     return _checked(path, "line", 2, table[:, 0], table[:, 1], table[:, 2], torque, Bench())
 
 
+def _entry_at(text: str, pos: int) -> str:
+    """`` in entry K`` where ``pos`` lies within the K-th object of the log's
+    ``entries`` (bam's entries are flat objects), else nothing."""
+    start = text.find('"entries"')
+    if start < 0 or start > pos:
+        return ""
+    begun = text.count("{", start, pos)
+    return f" in entry {begun - 1}" if begun else ""
+
+
 def _read_bam(path: Path, text: str) -> Recording:
     try:
         log = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise RecordingError(f"{path}: not JSON (truncated?): {exc.msg} at line "
-                             f"{exc.lineno} column {exc.colno}") from None
+        raise RecordingError(f"{path}: not JSON (truncated?){_entry_at(text, exc.pos)}: "
+                             f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
     if not isinstance(log, dict) or not isinstance(log.get("entries"), list):
         raise RecordingError(f"{path}: field 'entries': expected a list of samples (a bam "
                              "bench log: a header and its entries)")

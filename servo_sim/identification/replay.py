@@ -21,6 +21,7 @@ import numpy as np
 
 from ..model import Simulation, parse_config
 from ..model.config import ConfigError
+from .motor_constants import resolved
 from .recordings import Recording
 
 #: mrad per rad, for the figures the commands print
@@ -53,12 +54,13 @@ def _group(fields: dict[str, Any], path: Sequence[str]) -> dict[str, Any]:
 
 def motor_fields(base: Mapping[str, Any], *layers: Mapping[str, Any]) -> dict[str, Any]:
     """``base`` (nested motor fields) with each layer's dotted fields set over it, in
-    order (a copy)."""
+    order (a copy); a torque constant or resistance given is turned into the envelope's
+    figures (motor_constants.resolved)."""
     out = _deep_copy(base)
     for layer in layers:
         for name, value in layer.items():
             set_field(out, name, _deep_copy(value))
-    return out
+    return resolved(out)
 
 
 def simulate(recording: Recording, motors: Sequence[Mapping[str, Any]], step_ms: int = 1,
