@@ -87,6 +87,12 @@ class LoadReader:
         """Everything under a joint's ``endPoint`` as one body, in the joint's frame."""
         return combined(self._bodies(end_point, env, np.eye(3), np.zeros(3)))
 
+    def solid(self, node: Any, env: dict[str, Any]) -> Mass | None:
+        """One Solid's own mass (not what is under it) in its frame: None without
+        Physics (or where its Physics is not numbers: noted)."""
+        physics = self._physics(node, env)
+        return None if physics is None else self._solid(node, env, *physics)
+
     def _expanded(self, value: Any, env: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
         """The nodes of a field's value (a node or a list), PROTOs expanded."""
         value = self.nodes.resolve(value, env)

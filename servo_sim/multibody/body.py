@@ -54,6 +54,7 @@ from ..model.config import ConfigError, SimulationConfig, ros_name
 from ..model.law import numba_jit
 from ..resources import share_candidates
 from .coupled import solve_box
+from .from_world import WORLD_SUFFIXES, world_model
 
 log = logging.getLogger("servo_sim")
 
@@ -122,7 +123,8 @@ class MujocoBody:
         names = _joint_names(config, spec.get("joints") or {})
         path = self.path = resolve_model(spec["model"], source)
         try:
-            model = mj.MjModel.from_xml_path(str(path))
+            model = world_model(mj, path) if path.suffix.lower() in WORLD_SUFFIXES \
+                else mj.MjModel.from_xml_path(str(path))
         except ValueError as exc:  # MuJoCo's own reason (XML Error ...)
             reason = " ".join(str(exc).split())
             raise ConfigError(f"{source}: field 'multibody.model' = {spec['model']!r}: MuJoCo "

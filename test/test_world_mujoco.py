@@ -1,0 +1,415 @@
+"""A Webots world as a MuJoCo body (``servo_sim.multibody.from_world``): small worlds
+written here, run with ``physics: mujoco`` and checked against independent values: a
+compound pendulum's closed-form period, the same two-link arm written by hand in MJCF
+and stepped with bare MuJoCo, a wheeled robot's distance against wheel radius x angle
+(both directions), and one warning for what is not built. Time is the simulation's:
+every run is a fixed number of model steps of simulated time."""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from servo_sim.load import load, on_physics
+from servo_sim.model import Simulation
+
+mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed: pip install "
+                                              "'servo_sim[mujoco]'")
+from servo_sim.multibody.from_world import world_mjcf  # noqa: E402  (after the skip)
+
+G = 9.81
+
+
+def world_sim(path: Path) -> Simulation:
+    """The world's robot on MuJoCo, as ``servo-sim run WORLD --physics mujoco``."""
+    return Simulation(on_physics(load(path), "mujoco"))
+
+
+def _num(x: float) -> str:
+    return repr(float(x))
+
+
+# --------------------------------------------------------------------- pendulum
+
+def pendulum_world(tmp_path: Path, length: float, width: float, pivot_to_center: float,
+                   mass: float, angle: float) -> Path:
+    """A box rod on a hinge about y at (0, 0, 1), its center ``pivot_to_center`` below
+    the pivot, written (as Webots saves it) at ``angle``."""
+    r = np.array([[math.cos(angle), 0, math.sin(angle)], [0, 1, 0],
+                  [-math.sin(angle), 0, math.cos(angle)]])
+    t = np.array([0, 0, 1.0]) + r @ np.array([0, 0, -pivot_to_center])
+    path = tmp_path / "pendulum.wbt"
+    path.write_text(f"""#VRML_SIM R2023b utf8
+WorldInfo {{
+  basicTimeStep 1
+}}
+Robot {{
+  children [
+    HingeJoint {{
+      jointParameters HingeJointParameters {{
+        axis 0 1 0
+        anchor 0 0 1
+        position {_num(angle)}
+      }}
+      device [
+        PositionSensor {{
+          name "pivot"
+        }}
+      ]
+      endPoint Solid {{
+        translation {_num(t[0])} {_num(t[1])} {_num(t[2])}
+        rotation 0 1 0 {_num(angle)}
+        children [
+          Shape {{
+            geometry DEF ROD Box {{
+              size {width} {width} {length}
+            }}
+          }}
+        ]
+        boundingObject USE ROD
+        physics Physics {{
+          density -1
+          mass {mass}
+        }}
+      }}
+    }}
+  ]
+  name "pendulum"
+}}
+""")
+    return path
+
+
+def crossings(x: np.ndarray, dt: float, sign: float) -> np.ndarray:
+    """The times ``x`` crosses 0 going down (``sign`` +1) or up (-1), interpolated."""
+    s = sign * x
+    k = np.flatnonzero((s[:-1] > 0) & (s[1:] <= 0))
+    return (k + s[k] / (s[k] - s[k + 1]) + 1) * dt
+
+
+@pytest.mark.parametrize("angle", [0.05, -0.04])
+def test_a_pendulum_on_a_hinge_swings_at_the_compound_pendulums_period(tmp_path, angle):
+    length, width, d, mass = 0.6, 0.02, 0.3, 0.5
+    sim = world_sim(pendulum_world(tmp_path, length, width, d, mass, angle))
+    pivot = sim.motor("pivot")
+    assert pivot.position == angle  # the joint where the world puts it
+    x = np.empty(5000)
+    for k in range(x.size):
+        sim.step(1)
+        x[k] = pivot.position
+    # by hand: a box rod about a pivot d from its center, T = 2 pi sqrt(I / (m g d)),
+    # with the amplitude's first correction (1 + a^2 / 16)
+    inertia = mass * (length ** 2 + width ** 2) / 12 + mass * d ** 2
+    period = 2 * math.pi * math.sqrt(inertia / (mass * G * d)) * (1 + angle ** 2 / 16)
+    for sign in (1.0, -1.0):
+        periods = np.diff(crossings(x, 0.001, sign))
+        assert len(periods) >= 3
+        np.testing.assert_allclose(periods, period, rtol=2e-5)
+    assert abs(x).max() == pytest.approx(abs(angle), rel=1e-4)  # no damping added
+
+
+# --------------------------------------------------------------------- two-link arm
+
+M1, M2, L1, L2, H = 1.0, 0.5, 0.3, 0.25, 0.04
+
+
+def box_inertia(mass: float, x: float, y: float, z: float) -> tuple[float, float, float]:
+    return (mass * (y * y + z * z) / 12, mass * (x * x + z * z) / 12,
+            mass * (x * x + y * y) / 12)
+
+
+def arm_world(tmp_path: Path, q1: float = 0.0, q2: float = 0.0) -> Path:
+    """Two box links along x on hinges about y, passive (position sensors): the second
+    link's pose written for the joint angles q1 and q2."""
+    path = tmp_path / "arm.wbt"
+    path.write_text(f"""#VRML_SIM R2023b utf8
+WorldInfo {{
+  basicTimeStep 2
+}}
+Robot {{
+  translation 0 0 1
+  children [
+    HingeJoint {{
+      jointParameters HingeJointParameters {{
+        axis 0 1 0
+        position {_num(q1)}
+      }}
+      device [
+        PositionSensor {{
+          name "shoulder"
+        }}
+      ]
+      endPoint Solid {{
+        rotation 0 1 0 {_num(q1)}
+        children [
+          Pose {{
+            translation {L1 / 2} 0 0
+            children [
+              Shape {{
+                geometry DEF LINK1 Box {{
+                  size {L1} {H} {H}
+                }}
+              }}
+            ]
+          }}
+          HingeJoint {{
+            jointParameters HingeJointParameters {{
+              axis 0 1 0
+              anchor {L1} 0 0
+              position {_num(q2)}
+            }}
+            device [
+              PositionSensor {{
+                name "elbow"
+              }}
+            ]
+            endPoint Solid {{
+              translation {L1} 0 0
+              rotation 0 1 0 {_num(q2)}
+              children [
+                Pose {{
+                  translation {L2 / 2} 0 0
+                  children [
+                    Shape {{
+                      geometry DEF LINK2 Box {{
+                        size {L2} {H} {H}
+                      }}
+                    }}
+                  ]
+                }}
+              ]
+              name "forearm"
+              boundingObject Pose {{
+                translation {L2 / 2} 0 0
+                children [
+                  USE LINK2
+                ]
+              }}
+              physics Physics {{
+                density -1
+                mass {M2}
+              }}
+            }}
+          }}
+        ]
+        name "upper arm"
+        boundingObject Pose {{
+          translation {L1 / 2} 0 0
+          children [
+            USE LINK1
+          ]
+        }}
+        physics Physics {{
+          density -1
+          mass {M1}
+        }}
+      }}
+    }}
+  ]
+  name "arm"
+}}
+""")
+    return path
+
+
+#: The same arm by hand: inertias of the boxes computed here, not by the converter.
+I1, I2 = (" ".join(map(repr, box_inertia(m, length, H, H))) for m, length in ((M1, L1),
+                                                                              (M2, L2)))
+ARM_MJCF = f"""<mujoco>
+  <option timestep="0.002" gravity="0 0 -{G}"/>
+  <worldbody>
+    <body name="upper" pos="0 0 1">
+      <joint name="shoulder" type="hinge" axis="0 1 0"/>
+      <inertial pos="{L1 / 2} 0 0" mass="{M1}" diaginertia="{I1}"/>
+      <body name="fore" pos="{L1} 0 0">
+        <joint name="elbow" type="hinge" axis="0 1 0"/>
+        <inertial pos="{L2 / 2} 0 0" mass="{M2}" diaginertia="{I2}"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def bare(xml: str, steps: int, q: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
+    """Joint angles after each ``mj_step`` of a model from MJCF text, from ``q``."""
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    data.qpos[:] = q
+    out = np.empty((steps, 2))
+    for k in range(steps):
+        mujoco.mj_step(model, data)
+        out[k] = data.qpos
+    return out
+
+
+def test_a_two_link_arm_world_is_the_same_arm_written_by_hand(tmp_path):
+    steps = 1500  # 3 s: both links swing through large angles from horizontal
+    by_hand = bare(ARM_MJCF, steps)
+    assert np.ptp(by_hand[:, 0]) > 2.0 and np.ptp(by_hand[:, 1]) > 1.0
+    converted = bare(world_mjcf(arm_world(tmp_path)).xml, steps)
+    np.testing.assert_allclose(converted, by_hand, rtol=0, atol=1e-9)
+    sim = world_sim(arm_world(tmp_path))  # servo_sim's run of the same world: its
+    shoulder, elbow = sim.motor("shoulder"), sim.motor("elbow")  # passive joints
+    run = np.empty((steps, 2))
+    for k in range(steps):
+        sim.step(1)
+        run[k] = shoulder.position, elbow.position
+    np.testing.assert_allclose(run, by_hand, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("q", [(0.4, -0.7), (-0.3, 0.5)])
+def test_an_arm_written_at_its_joint_positions_starts_there(tmp_path, q):
+    """The world's endPoints are at ``position`` (Webots saves them so): the joints
+    start there and move as the hand-written arm started there."""
+    sim = world_sim(arm_world(tmp_path, *q))
+    shoulder, elbow = sim.motor("shoulder"), sim.motor("elbow")
+    assert (shoulder.position, elbow.position) == q
+    by_hand = bare(ARM_MJCF, 400, q)
+    converted = bare(world_mjcf(arm_world(tmp_path, *q)).xml, 400, q)
+    np.testing.assert_allclose(converted, by_hand, rtol=0, atol=1e-9)
+
+
+# --------------------------------------------------------------------- wheeled robot
+
+RADIUS = 0.03
+
+
+def rover_world(tmp_path: Path, friction: str = "") -> Path:
+    """A box on four motored wheels (about y, radius RADIUS) on a floor Plane."""
+    wheels = []
+    for k, (x, y) in enumerate([(0.07, 0.08), (0.07, -0.08), (-0.07, 0.08),
+                                (-0.07, -0.08)], 1):
+        wheels.append(f"""    HingeJoint {{
+      jointParameters HingeJointParameters {{
+        axis 0 1 0
+        anchor {x} {y} 0
+      }}
+      device [
+        RotationalMotor {{
+          name "wheel{k}"
+          maxVelocity 30
+          maxTorque 2
+        }}
+      ]
+      endPoint Solid {{
+        translation {x} {y} 0
+        rotation 1 0 0 1.5707963267948966
+        name "wheel{k}"
+        boundingObject Cylinder {{
+          height 0.02
+          radius {RADIUS}
+        }}
+        physics Physics {{
+          density -1
+          mass 0.05
+        }}
+      }}
+    }}""")
+    path = tmp_path / "rover.wbt"
+    path.write_text(f"""#VRML_SIM R2023b utf8
+WorldInfo {{
+  basicTimeStep 2
+{friction}}}
+Solid {{
+  children [
+    Shape {{
+      geometry DEF FLOOR Plane {{
+        size 10 10
+      }}
+    }}
+  ]
+  name "floor"
+  boundingObject USE FLOOR
+}}
+Robot {{
+  translation 0 0 {RADIUS}
+  children [
+{chr(10).join(wheels)}
+  ]
+  name "rover"
+  boundingObject Box {{
+    size 0.2 0.12 0.04
+  }}
+  physics Physics {{
+    density -1
+    mass 1
+  }}
+}}
+""")
+    return path
+
+
+@pytest.mark.parametrize("speed", [6.0, -4.0])
+def test_a_wheeled_robot_drives_its_wheels_radius_times_their_angle(tmp_path, speed):
+    sim = world_sim(rover_world(tmp_path))
+    wheels = [sim.motor(f"wheel{k}") for k in range(1, 5)]
+    body = sim.bank.body
+    chassis = body.model.body("rover").id
+    sim.step(250)  # 0.5 s: settled on the floor, wheels free
+    start = body.data.xpos[chassis].copy()
+    angle0 = np.array([w.position for w in wheels])
+    for w in wheels:
+        w.set_position(math.inf)
+        w.set_velocity(speed)
+    sim.step(1000)  # 2 s
+    moved = body.data.xpos[chassis] - start
+    turned = np.array([w.position for w in wheels]) - angle0
+    # each wheel at its commanded speed once up to it (Webots' ideal motor)
+    assert [w.velocity for w in wheels] == pytest.approx([speed] * 4, rel=1e-6)
+    expected = RADIUS * turned.mean()  # rolling: +y turn drives +x
+    assert math.copysign(1, moved[0]) == math.copysign(1, speed)
+    assert moved[0] == pytest.approx(expected, rel=0.03)
+    assert abs(moved[1]) < 0.01 * abs(moved[0])  # straight on
+    assert abs(moved[2]) < 1e-3  # on the floor
+
+
+def test_a_world_without_friction_slides(tmp_path):
+    """WorldInfo's default ContactProperties: coulombFriction 0, the wheels spin and
+    the robot stays where it is (the friction is the world's)."""
+    contact = """  contactProperties [
+    ContactProperties {
+      coulombFriction [
+        0
+      ]
+    }
+  ]
+"""
+    sim = world_sim(rover_world(tmp_path, contact))
+    body = sim.bank.body
+    chassis = body.model.body("rover").id
+    sim.step(250)
+    start = body.data.xpos[chassis].copy()
+    for k in range(1, 5):
+        sim.motor(f"wheel{k}").set_position(math.inf)
+        sim.motor(f"wheel{k}").set_velocity(6.0)
+    sim.step(1000)
+    rolled = RADIUS * 6.0 * 2.0  # what the wheels would roll with friction
+    assert abs(body.data.xpos[chassis][0] - start[0]) < 0.03 * rolled
+
+
+# --------------------------------------------------------------------- what is not built
+
+def test_what_cannot_be_built_is_one_warning_naming_node_and_line(tmp_path, caplog):
+    path = pendulum_world(tmp_path, 0.6, 0.02, 0.3, 0.5, 0.0)
+    text = path.read_text() + """Solid {
+  name "terrain"
+  boundingObject ElevationGrid {
+    xDimension 2
+    yDimension 2
+    height [ 0 0 0 0 ]
+  }
+}
+"""
+    path.write_text(text)
+    line = text.splitlines().index("  boundingObject ElevationGrid {") + 1
+    with caplog.at_level(logging.WARNING, logger="servo_sim"):
+        sim = world_sim(path)
+        sim.step(10)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings == [f"{path}: ElevationGrid (line {line}): a ElevationGrid as bounding "
+                        "object: MuJoCo has no such primitive, not built (give a Box, "
+                        "Sphere, Cylinder, Capsule, Plane or an STL/OBJ Mesh)"]
