@@ -13,13 +13,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from servo_sim.load import load, on_physics
 from servo_sim.model import Simulation
+from servo_sim.model.physics import rotation_matrix
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed: pip install "
                                               "'servo_sim[mujoco]'")
-from servo_sim.multibody.from_world import world_mjcf  # noqa: E402  (after the skip)
+from servo_sim.multibody.from_world import _quaternion, world_mjcf  # noqa: E402
 
 G = 9.81
 
@@ -261,6 +264,37 @@ def test_a_two_link_arm_world_is_the_same_arm_written_by_hand(tmp_path):
     np.testing.assert_allclose(run, by_hand, rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("turn", [math.pi / 2, -2.0])
+def test_a_pose_around_a_joint_turns_its_axis_and_anchor(tmp_path, turn):
+    """A joint's axis and anchor are in its parent's frame: the arm inside a Pose turned
+    about the vertical is the same arm turned, its joints move as the hand-written one
+    (the upstream position_sensor world turns its pole's hinge so)."""
+    text = arm_world(tmp_path).read_text()
+    head = "  children [\n    HingeJoint {"
+    tail = "  ]\n  name \"arm\""
+    assert head in text and tail in text
+    text = text.replace(head, f"  children [\n    Pose {{\n    translation 0.1 -0.2 0.3\n"
+                              f"    rotation 0 0 1 {turn!r}\n"
+                              "    children [\n    HingeJoint {")
+    text = text.replace(tail, "    ]\n    }\n" + tail)
+    path = tmp_path / "turned.wbt"
+    path.write_text(text)
+    np.testing.assert_allclose(bare(world_mjcf(path).xml, 500), bare(ARM_MJCF, 500),
+                               rtol=0, atol=1e-9)
+
+
+@given(axis=st.tuples(*[st.floats(-1, 1)] * 3).filter(lambda a: np.linalg.norm(a) > 1e-3),
+       angle=st.one_of(st.floats(-7, 7), st.sampled_from([math.pi, -math.pi, 0.0])))
+@settings(max_examples=300, deadline=None)
+def test_property_a_pose_is_the_rotation_mujoco_reads(axis, angle):
+    """Each pose is written as a quaternion: MuJoCo's matrix of it is the VRML axis-angle's
+    (half turns too, where a quaternion's w vanishes)."""
+    rotation = rotation_matrix((*axis, angle))
+    matrix = np.zeros(9)
+    mujoco.mju_quat2Mat(matrix, _quaternion(rotation))
+    np.testing.assert_allclose(matrix.reshape(3, 3), rotation, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("q", [(0.4, -0.7), (-0.3, 0.5)])
 def test_an_arm_written_at_its_joint_positions_starts_there(tmp_path, q):
     """The world's endPoints are at ``position`` (Webots saves them so): the joints
@@ -278,8 +312,9 @@ def test_an_arm_written_at_its_joint_positions_starts_there(tmp_path, q):
 RADIUS = 0.03
 
 
-def rover_world(tmp_path: Path, friction: str = "") -> Path:
-    """A box on four motored wheels (about y, radius RADIUS) on a floor Plane."""
+def rover_world(tmp_path: Path, friction: str = "", torque: float = 2.0) -> Path:
+    """A box on four motored wheels (about y, radius RADIUS, ``torque`` N*m each) on a
+    floor Plane."""
     wheels = []
     for k, (x, y) in enumerate([(0.07, 0.08), (0.07, -0.08), (-0.07, 0.08),
                                 (-0.07, -0.08)], 1):
@@ -292,7 +327,7 @@ def rover_world(tmp_path: Path, friction: str = "") -> Path:
         RotationalMotor {{
           name "wheel{k}"
           maxVelocity 30
-          maxTorque 2
+          maxTorque {torque}
         }}
       ]
       endPoint Solid {{
@@ -365,6 +400,44 @@ def test_a_wheeled_robot_drives_its_wheels_radius_times_their_angle(tmp_path, sp
     assert moved[0] == pytest.approx(expected, rel=0.03)
     assert abs(moved[1]) < 0.01 * abs(moved[0])  # straight on
     assert abs(moved[2]) < 1e-3  # on the floor
+
+
+def rover_at_rest(tmp_path: Path, torque: float = 2.0) -> tuple[Simulation, list]:
+    sim = world_sim(rover_world(tmp_path, torque=torque))
+    sim.step(250)  # 0.5 s: settled on the floor, its wheels held where they are
+    wheels = [sim.motor(f"wheel{k}") for k in range(1, 5)]
+    for w in wheels:
+        w.set_position(math.inf)
+    return sim, wheels
+
+
+@pytest.mark.parametrize("speed", [6.0, -6.0])
+def test_a_wheel_on_the_floor_reaches_its_speed_in_one_step(tmp_path, speed):
+    """Webots' ideal motor is solved with the contacts (ODE: one problem): a wheel on
+    the floor with ample torque turns at its commanded speed after the first step (the
+    robot slips at first: the floor's friction limits its push) and from then on."""
+    sim, wheels = rover_at_rest(tmp_path)
+    for w in wheels:
+        w.set_velocity(speed)
+    sim.step(1)
+    assert [w.velocity for w in wheels] == pytest.approx([speed] * 4, abs=1e-6)
+    forces = np.array([w.motor_force for w in wheels])
+    assert (np.sign(forces) == np.sign(speed)).all() and (np.abs(forces) < 2.0).all()
+    chassis = sim.bank.body.data.qvel[:3]  # the free joint's linear velocity
+    assert 0 < chassis[0] * speed < RADIUS * speed ** 2  # pushed, slipping at first:
+    sim.step(250)  # the floor's friction takes the robot up to rolling
+    assert [w.velocity for w in wheels] == pytest.approx([speed] * 4, abs=1e-6)
+    assert chassis[0] == pytest.approx(RADIUS * speed, rel=0.02)
+
+
+@pytest.mark.parametrize("speed", [6.0, -6.0])
+def test_a_wheel_short_of_torque_sits_at_its_bound(tmp_path, speed):
+    sim, wheels = rover_at_rest(tmp_path, torque=0.01)
+    for w in wheels:
+        w.set_velocity(speed)
+    sim.step(1)
+    assert [w.motor_force for w in wheels] == [math.copysign(0.01, speed)] * 4
+    assert all(0 < w.velocity * math.copysign(1, speed) < abs(speed) for w in wheels)
 
 
 def test_a_world_without_friction_slides(tmp_path):

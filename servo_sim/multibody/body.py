@@ -53,6 +53,7 @@ from ..model import law
 from ..model.config import ConfigError, SimulationConfig, ros_name
 from ..model.law import numba_jit
 from ..resources import share_candidates
+from .contacts import with_contacts
 from .coupled import solve_box
 from .from_world import WORLD_SUFFIXES, world_model
 
@@ -351,6 +352,8 @@ class MujocoBody:
         apply(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr, applied)
         if self.coupled is not None and self.coupled.any():
             force = self._solve(bank, force)
+            if self.data.ncon:  # the rows with MuJoCo's contact solve (.contacts)
+                force = with_contacts(self, bank, force)
         self.mj.mj_step2(self.model, self.data)
         x, v = read(qpos, self.qadr, qvel, self.dadr)
         return x, v, None, force

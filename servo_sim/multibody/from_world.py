@@ -11,12 +11,12 @@ its PROTOs expanded) and writes, node by node (docs/worlds-on-mujoco.md has the 
   a Solid under it: a body welded to its parent; ``Pose``/``Transform``/``Group``: their
   frame carried to what they hold;
 * ``HingeJoint``, ``SliderJoint``, ``Hinge2Joint`` (two hinges), ``BallJoint``: joints
-  of their ``endPoint``'s body, at the ``anchor`` along the ``axis`` (the closest upper
-  Solid's frame), ``ref`` = ``position`` (the endPoint is written at it), ``range`` =
-  ``minStop``/``maxStop``; a joint the config names (a motor's, or a passive one's:
-  its sensor's name) carries no spring, damper or friction here: servo_sim's actuator
-  has them (``springConstant``, ``dampingConstant``, ``staticFriction`` from the world);
-  a joint without devices carries them (``stiffness``, ``damping``, ``frictionloss``);
+  of their ``endPoint``'s body, at the ``anchor`` along the ``axis`` (in the joint's
+  frame: a ``Pose`` around the joint turns them), ``ref`` = ``position`` (the endPoint
+  is written at it), ``range`` = ``minStop``/``maxStop``; a joint the config names (a
+  motor's, or a passive one's: its sensor's name) carries no spring, damper or friction
+  here: servo_sim's actuator has them (``springConstant``, ``dampingConstant``,
+  ``staticFriction`` from the world); a joint without devices carries them (``stiffness``, ``damping``, ``frictionloss``);
 * ``Physics``: the body's ``<inertial>`` as Webots computes it (``mass`` or ``density``
   x the bounding object's volume, ``centerOfMass``, ``inertiaMatrix``:
   :meth:`servo_sim.load.loads.LoadReader.solid`, the same as the per-joint loads);
@@ -112,15 +112,24 @@ def _quiet() -> Iterator[None]:
 
 
 def _quaternion(r: np.ndarray) -> np.ndarray:
-    """The unit quaternion (w, x, y, z) of a rotation matrix."""
-    w = math.sqrt(max(0.0, 1.0 + r[0, 0] + r[1, 1] + r[2, 2])) / 2
-    x = math.sqrt(max(0.0, 1.0 + r[0, 0] - r[1, 1] - r[2, 2])) / 2
-    y = math.sqrt(max(0.0, 1.0 - r[0, 0] + r[1, 1] - r[2, 2])) / 2
-    z = math.sqrt(max(0.0, 1.0 - r[0, 0] - r[1, 1] + r[2, 2])) / 2
-    x = math.copysign(x, r[2, 1] - r[1, 2])
-    y = math.copysign(y, r[0, 2] - r[2, 0])
-    z = math.copysign(z, r[1, 0] - r[0, 1])
-    q = np.array([w, x, y, z])
+    """The unit quaternion (w, x, y, z) of a rotation matrix (Shepperd's method: from
+    its largest component, exact near half turns too)."""
+    trace = r[0, 0] + r[1, 1] + r[2, 2]
+    candidates = [trace, r[0, 0], r[1, 1], r[2, 2]]
+    k = int(np.argmax(candidates))
+    if k == 0:
+        s = 2.0 * math.sqrt(1.0 + trace)
+        q = [s / 4, (r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s]
+    elif k == 1:
+        s = 2.0 * math.sqrt(1.0 + r[0, 0] - r[1, 1] - r[2, 2])
+        q = [(r[2, 1] - r[1, 2]) / s, s / 4, (r[0, 1] + r[1, 0]) / s, (r[0, 2] + r[2, 0]) / s]
+    elif k == 2:
+        s = 2.0 * math.sqrt(1.0 - r[0, 0] + r[1, 1] - r[2, 2])
+        q = [(r[0, 2] - r[2, 0]) / s, (r[0, 1] + r[1, 0]) / s, s / 4, (r[1, 2] + r[2, 1]) / s]
+    else:
+        s = 2.0 * math.sqrt(1.0 - r[0, 0] - r[1, 1] + r[2, 2])
+        q = [(r[1, 0] - r[0, 1]) / s, (r[0, 2] + r[2, 0]) / s, (r[1, 2] + r[2, 1]) / s, s / 4]
+    q = np.array(q)
     return q / np.linalg.norm(q)
 
 
@@ -351,8 +360,8 @@ class _Builder:
 
     def joint(self, node: Any, env: dict[str, Any], r: np.ndarray, t: np.ndarray,
               out: list[str], depth: int) -> None:
-        """A joint: its endPoint's body with the joint's axes; anchor and axis in the
-        closest upper Solid's frame (the body being written)."""
+        """A joint at ``r, t`` in the body being written: its endPoint's body with the
+        joint's axes (anchor and axis in the joint's frame, the endPoint's pose too)."""
         key = (node.type, node.where)
         found = self.axes.get(key, [])
         index = self.seen.get(key, 0)
@@ -369,7 +378,8 @@ class _Builder:
         er, et = self.pose(end, e_env, r, t)
         params = [self.nodes.resolve(node.fields.get("jointParameters" + s), env)
                   for s in ("", "2", "3")]
-        anchor = self.vector(params[0], env, "anchor", (0.0, 0.0, 0.0), 3)
+        # anchor and axis: in the joint's parent frame (a Pose around it turns them)
+        anchor = r @ self.vector(params[0], env, "anchor", (0.0, 0.0, 0.0), 3) + t
         head = []
         if node.type == "BallJoint":
             if names:
@@ -383,7 +393,7 @@ class _Builder:
                 "Hinge2Joint": [("", (1.0, 0.0, 0.0)), ("2", (0.0, 0.0, 1.0))]}
         for suffix, default in axes.get(node.type, []):
             p = params[int(suffix or 1) - 1]
-            axis = self.vector(p, env, "axis", default, 3)
+            axis = r @ self.vector(p, env, "axis", default, 3)
             motor = names.get(suffix)
             name = self.unique(motor if motor else f"{node.type} {node.where}"
                                + (f" axis {suffix}" if suffix else ""))
