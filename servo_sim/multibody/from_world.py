@@ -16,7 +16,8 @@ its PROTOs expanded) and writes, node by node (docs/worlds-on-mujoco.md has the 
   is written at it), ``range`` = ``minStop``/``maxStop``; a joint the config names (a
   motor's, or a passive one's: its sensor's name) carries no spring, damper or friction
   here: servo_sim's actuator has them (``springConstant``, ``dampingConstant``,
-  ``staticFriction`` from the world); a joint without devices carries them (``stiffness``, ``damping``, ``frictionloss``);
+  ``staticFriction`` from the world); a joint without devices carries them
+  (``stiffness``, ``damping``, ``frictionloss``);
 * ``Physics``: the body's ``<inertial>`` as Webots computes it (``mass`` or ``density``
   x the bounding object's volume, ``centerOfMass``, ``inertiaMatrix``:
   :meth:`servo_sim.load.loads.LoadReader.solid`, the same as the per-joint loads);
