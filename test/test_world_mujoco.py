@@ -125,6 +125,12 @@ def box_inertia(mass: float, x: float, y: float, z: float) -> tuple[float, float
             mass * (x * x + y * y) / 12)
 
 
+def bar(name: str, length: float) -> str:
+    """A link's looks: a box ``length`` long along x from its joint, DEF'd ``name``."""
+    return (f"Pose {{ translation {length / 2} 0 0 children [ Shape {{ geometry DEF {name} "
+            f"Box {{ size {length} {H} {H} }} }} ] }}")
+
+
 def arm_world(tmp_path: Path, q1: float = 0.0, q2: float = 0.0) -> Path:
     """Two box links along x on hinges about y, passive (position sensors): the second
     link's pose written for the joint angles q1 and q2."""
@@ -149,16 +155,7 @@ Robot {{
       endPoint Solid {{
         rotation 0 1 0 {_num(q1)}
         children [
-          Pose {{
-            translation {L1 / 2} 0 0
-            children [
-              Shape {{
-                geometry DEF LINK1 Box {{
-                  size {L1} {H} {H}
-                }}
-              }}
-            ]
-          }}
+          {bar("LINK1", L1)}
           HingeJoint {{
             jointParameters HingeJointParameters {{
               axis 0 1 0
@@ -174,16 +171,7 @@ Robot {{
               translation {L1} 0 0
               rotation 0 1 0 {_num(q2)}
               children [
-                Pose {{
-                  translation {L2 / 2} 0 0
-                  children [
-                    Shape {{
-                      geometry DEF LINK2 Box {{
-                        size {L2} {H} {H}
-                      }}
-                    }}
-                  ]
-                }}
+                {bar("LINK2", L2)}
               ]
               name "forearm"
               boundingObject Pose {{

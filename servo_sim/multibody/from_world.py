@@ -2,7 +2,7 @@
 
 ``physics: mujoco`` with a ``.wbt``/``.proto`` file as ``multibody.model`` (``servo-sim
 run WORLD.wbt --physics mujoco``) reads the world (:func:`servo_sim.load.world.read_world`:
-its PROTOs expanded) and writes, node by node (docs/worlds-on-mujoco.md has the table):
+its PROTOs expanded) and writes, node by node (docs/multibody.md has the table):
 
 * ``WorldInfo``: ``gravity`` (along the world's down: ``coordinateSystem``, a world
   before R2022a y up), ``basicTimeStep`` (the timestep), the default
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..load.loads import SOLIDS, LoadReader, counted, numbers
+from ..load.loads import SOLIDS, LoadReader, counted, expand, numbers
 from ..load.world import read_world
 from ..model.physics import rotation_matrix
 
@@ -181,19 +181,10 @@ class _Builder:
         self.warnings.setdefault(f"{self.source}: {node.label()}: {what}", None)
 
     def expanded(self, value: Any, env: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
-        """The nodes of a field's value, PROTOs expanded; USEs of Solids left out (a
-        geometry's USE is read where it is used: :meth:`geoms`)."""
-        value = self.nodes.resolve(value, env)
-        if isinstance(value, list):
-            return [n for item in value for n in self.expanded(item, env)]
-        if not hasattr(value, "fields"):
-            return []
-        found = self.nodes.base(value, env)
-        if found is None:
-            if value.type in FLOOR_PROTOS:
-                return [(value, env)]  # the floor of an arena not found: see top()
-            return []  # the world's loader said it (a PROTO not found, inside the robot
-        return [found]  # or not)
+        """The nodes of a field's value, PROTOs expanded; one not found is left out (the
+        world's loader said it), but an arena's (its floor: :meth:`top`)."""
+        return expand(self.nodes, value, env,
+                      lambda node, e: [(node, e)] if node.type in FLOOR_PROTOS else [])
 
     def vector(self, node: Any, env: dict[str, Any], key: str, default: tuple,
                count: int) -> np.ndarray:
