@@ -87,6 +87,66 @@ Robot {{
     return path
 
 
+def legacy_pendulum_world(tmp_path: Path, length: float, radius: float,
+                          pivot_to_center: float, mass: float, angle: float) -> Path:
+    """The pendulum in a world before R2022a (y up; a Cylinder rod, along y there) on a
+    hinge about z at (0, 1, 0), written at ``angle``."""
+    t = np.array([0, 1.0, 0]) + pivot_to_center * np.array([math.sin(angle),
+                                                            -math.cos(angle), 0])
+    path = tmp_path / "legacy.wbt"
+    path.write_text(f"""#VRML_SIM R2021b utf8
+WorldInfo {{
+  basicTimeStep 1
+}}
+Robot {{
+  children [
+    HingeJoint {{
+      jointParameters HingeJointParameters {{
+        axis 0 0 1
+        anchor 0 1 0
+        position {_num(angle)}
+      }}
+      device [
+        PositionSensor {{
+          name "pivot"
+        }}
+      ]
+      endPoint Solid {{
+        translation {_num(t[0])} {_num(t[1])} {_num(t[2])}
+        rotation 0 0 1 {_num(angle)}
+        boundingObject Cylinder {{
+          height {length}
+          radius {radius}
+        }}
+        physics Physics {{
+          density -1
+          mass {mass}
+        }}
+      }}
+    }}
+  ]
+}}
+""")
+    return path
+
+
+def test_a_world_before_r2022a_hangs_along_its_own_down(tmp_path):
+    """y up (NUE), cylinders along y: the same closed-form period, the rod a cylinder
+    about its end's pivot, I = m (3 r^2 + L^2) / 12 + m d^2."""
+    length, radius, d, mass, angle = 0.5, 0.02, 0.25, 0.4, 0.05
+    sim = world_sim(legacy_pendulum_world(tmp_path, length, radius, d, mass, angle))
+    pivot = sim.motor("pivot")
+    x = np.empty(5000)
+    for k in range(x.size):
+        sim.step(1)
+        x[k] = pivot.position
+    inertia = mass * (3 * radius ** 2 + length ** 2) / 12 + mass * d ** 2
+    period = 2 * math.pi * math.sqrt(inertia / (mass * G * d)) * (1 + angle ** 2 / 16)
+    periods = np.diff(crossings(x, 0.001, 1.0))
+    assert len(periods) >= 3
+    np.testing.assert_allclose(periods, period, rtol=2e-5)
+
+
 def crossings(x: np.ndarray, dt: float, sign: float) -> np.ndarray:
     """The times ``x`` crosses 0 going down (``sign`` +1) or up (-1), interpolated."""
     s = sign * x
@@ -474,3 +534,161 @@ def test_what_cannot_be_built_is_one_warning_naming_node_and_line(tmp_path, capl
     assert warnings == [f"{path}: ElevationGrid (line {line}): a ElevationGrid as bounding "
                         "object: MuJoCo has no such primitive, not built (give a Box, "
                         "Sphere, Cylinder, Capsule, Plane or an STL/OBJ Mesh)"]
+
+
+# --------------------------------------------------------------------- slider, Hinge2Joint
+
+def slider_world(tmp_path: Path, device: str, x0: float, k: float, c: float,
+                 mass: float) -> Path:
+    """A box on a vertical SliderJoint with a spring ``k`` and damper ``c``, written at
+    ``x0``; ``device``: the joint's device list (a sensor makes it the config's passive
+    motor, whose spring and damper are servo_sim's; none: MuJoCo's joint's own)."""
+    path = tmp_path / "slider.wbt"
+    path.write_text(f"""#VRML_SIM R2023b utf8
+WorldInfo {{
+  basicTimeStep 1
+}}
+Robot {{
+  translation 0 0 1
+  children [
+    SliderJoint {{
+      jointParameters JointParameters {{
+        position {x0}
+        springConstant {k}
+        dampingConstant {c}
+      }}
+      device [ {device} ]
+      endPoint Solid {{
+        translation 0 0 {x0}
+        boundingObject Box {{
+          size 0.05 0.05 0.05
+        }}
+        physics Physics {{
+          density -1
+          mass {mass}
+        }}
+      }}
+    }}
+    HingeJoint {{
+      device [ PositionSensor {{ name "elsewhere" }} ]
+      endPoint Solid {{
+        translation 2 0 0
+        name "elsewhere"
+        physics Physics {{ }}
+      }}
+    }}
+  ]
+}}
+""")
+    return path
+
+
+@pytest.mark.parametrize("device", ['PositionSensor { name "slide" }', ""])
+@pytest.mark.parametrize("c", [0.0, 0.4])
+def test_a_slider_on_a_spring_oscillates_as_the_closed_form(tmp_path, device, c):
+    """x'' = -(k x + c x')/m - g from x0 at rest: x_eq + e^(-zeta w t)(A cos wd t +
+    B sin wd t), the spring resting at 0 (Webots'); the joint's spring and damper are the
+    servo's where a device names the joint, MuJoCo's where none does."""
+    k, mass, x0 = 50.0, 0.5, 0.05
+    path = slider_world(tmp_path, device, x0, k, c, mass)
+    xml = world_mjcf(path).xml
+    assert ('stiffness="50.0"' in xml) == (device == "")
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    steps, dt = 1500, 0.001
+    if device:  # the servo's spring and damper, implicit (SPEC): as the per-joint body
+        runs = [world_sim(path), Simulation(load(path).config)]
+        both = np.empty((2, steps))
+        for i in range(steps):
+            for r, sim in enumerate(runs):
+                sim.step(1)
+                both[r, i] = sim.motor("slide").position
+        np.testing.assert_allclose(both[0], both[1], rtol=0, atol=1e-12)
+        x = both[0]
+        # the scalar recurrence of SPEC's step: m (v' - v)/dt = -k (x + dt v') - c v' - m g
+        ref, xs, vs = np.empty(steps), x0, 0.0
+        for i in range(steps):
+            vs = (mass * vs / dt - k * xs - mass * G) / (mass / dt + k * dt + c)
+            xs += dt * vs
+            ref[i] = xs
+        np.testing.assert_allclose(x, ref, rtol=0, atol=1e-9)
+    else:
+        x = np.empty(steps)
+        for i in range(steps):
+            mujoco.mj_step(model, data)
+            x[i] = data.qpos[0]
+    t = dt * np.arange(1, steps + 1)
+    w = math.sqrt(k / mass)
+    zeta = c / (2 * math.sqrt(k * mass))
+    wd = w * math.sqrt(1 - zeta ** 2)
+    eq = -mass * G / k
+    a = x0 - eq
+    exact = eq + np.exp(-zeta * w * t) * (a * np.cos(wd * t) + a * zeta * w / wd
+                                          * np.sin(wd * t))
+    # 1 ms steps: O(w dt); the implicit spring loses w^2 dt^2 / 2 of the amplitude a
+    # step (7.5 % in 1.5 s)
+    np.testing.assert_allclose(x, exact, rtol=0, atol=(0.08 if device else 0.01) * a)
+
+
+def axis_angle(r: np.ndarray) -> str:
+    """A rotation matrix (less than a half turn) as VRML's ``x y z angle``."""
+    angle = math.acos((np.trace(r) - 1) / 2)
+    axis = np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
+    return " ".join(repr(float(v)) for v in (*axis / np.linalg.norm(axis), angle))
+
+
+def test_a_hinge2_joint_is_two_hinges_the_second_turning_with_the_first(tmp_path):
+    """A Hinge2Joint (axis x and axis2 z, Webots' defaults) written at positions 0.3 and
+    0.2 (the endPoint turned by both about the anchor, the second axis turned by the
+    first) against the same body at its joints' zero written by hand with two hinges:
+    equal under bare mj_step from those positions."""
+    q = (0.3, 0.2)
+    turn = rotation_matrix((1, 0, 0, q[0])) @ rotation_matrix((0, 0, 1, q[1]))
+    at = turn @ np.array([0.0, -0.5, 0.0])
+    path = tmp_path / "hinge2.wbt"
+    path.write_text(f"""#VRML_SIM R2023b utf8
+WorldInfo {{
+  basicTimeStep 2
+}}
+Robot {{
+  translation 0 0 1
+  children [
+    Hinge2Joint {{
+      jointParameters HingeJointParameters {{
+        position {q[0]}
+      }}
+      jointParameters2 JointParameters {{
+        position {q[1]}
+      }}
+      device [ PositionSensor {{ name "tilt" }} ]
+      device2 [ PositionSensor {{ name "pan" }} ]
+      endPoint Solid {{
+        translation {" ".join(repr(float(v)) for v in at)}
+        rotation {axis_angle(turn)}
+        boundingObject Box {{ size 0.01 0.01 0.01 }}
+        physics Physics {{
+          density -1
+          mass 1
+          centerOfMass [ 0.1 0.05 -0.2 ]
+          inertiaMatrix [ 0.02 0.03 0.04 0 0 0 ]
+        }}
+      }}
+    }}
+  ]
+}}
+""")
+    hand = f"""<mujoco>
+  <option timestep="0.002" gravity="0 0 -{G}"/>
+  <worldbody>
+    <body pos="0 0 1">
+      <body pos="0 -0.5 0">
+        <joint type="hinge" pos="0 0.5 0" axis="1 0 0"/>
+        <joint type="hinge" pos="0 0.5 0" axis="0 0 1"/>
+        <inertial pos="0.1 0.05 -0.2" mass="1" diaginertia="0.02 0.03 0.04"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+    converted = bare(world_mjcf(path).xml, 500, q)
+    assert np.ptp(converted[:, 0]) > 0.5 and np.ptp(converted[:, 1]) > 0.01
+    np.testing.assert_allclose(converted, bare(hand, 500, q), rtol=0, atol=1e-9)

@@ -383,9 +383,10 @@ class _Builder:
         axes = {"HingeJoint": [("", (1.0, 0.0, 0.0))],
                 "SliderJoint": [("", (0.0, 0.0, 1.0))],
                 "Hinge2Joint": [("", (1.0, 0.0, 0.0)), ("2", (0.0, 0.0, 1.0))]}
+        turned = np.eye(3)  # a Hinge2Joint's first hinge turns its second axis
         for suffix, default in axes.get(node.type, []):
             p = params[int(suffix or 1) - 1]
-            axis = r @ self.vector(p, env, "axis", default, 3)
+            axis = turned @ r @ self.vector(p, env, "axis", default, 3)
             motor = names.get(suffix)
             name = self.unique(motor if motor else f"{node.type} {node.where}"
                                + (f" axis {suffix}" if suffix else ""))
@@ -399,6 +400,7 @@ class _Builder:
             position = self.number(p, env, "position", 0.0)
             if position:
                 attrs.append(f'ref="{position!r}"')
+            turned = rotation_matrix((*axis, position))
             low, high = (self.number(p, env, k, 0.0) for k in ("minStop", "maxStop"))
             if low < high:
                 attrs.append(f'range="{low!r} {high!r}"')
