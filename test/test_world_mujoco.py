@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import logging
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -692,3 +695,50 @@ Robot {{
     converted = bare(world_mjcf(path).xml, 500, q)
     assert np.ptp(converted[:, 0]) > 0.5 and np.ptp(converted[:, 1]) > 0.01
     np.testing.assert_allclose(converted, bare(hand, 500, q), rtol=0, atol=1e-9)
+
+
+# --------------------------------------------------------------------- the verbs
+
+def servo_sim_cli(*args: object) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "servo_sim.cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+
+
+def in_process(path: Path, physics: str | None, seconds: float) -> float:
+    """The arm's elbow angle ``seconds`` on, in this process (``physics`` None: the
+    world's per-joint body)."""
+    loaded = load(path)
+    sim = Simulation(on_physics(loaded, physics) if physics else loaded.config)
+    sim.step(round(seconds * 1000 / sim.basic_time_step_ms))
+    return sim.motor("elbow").position
+
+
+CONTROLLER = """from controller import Robot
+
+robot = Robot()
+sensor = robot.getDevice("elbow")
+sensor.enable(1)
+while robot.step(1) != -1:
+    pass
+print(repr(sensor.getValue()))
+"""
+
+
+def test_the_verbs_take_a_worlds_own_robot_on_mujoco(tmp_path):
+    """``servo-sim run WORLD --physics mujoco`` and ``servo-sim controller SCRIPT WORLD
+    --physics mujoco`` step the MuJoCo body built from the world: the two-link arm where
+    this process's MuJoCo run has it, not where its per-joint run (no coupling) does."""
+    path = arm_world(tmp_path, 0.4, -0.7)
+    on_mujoco, per_joint = in_process(path, "mujoco", 0.7), in_process(path, None, 0.7)
+    assert abs(on_mujoco - per_joint) > 0.05
+    r = servo_sim_cli("run", path, "--physics", "mujoco", "--duration", 0.7, "--quiet",
+                      "--csv", tmp_path / "run.csv")
+    assert r.returncode == 0, r.stderr
+    rows = (tmp_path / "run.csv").read_text().splitlines()
+    column = rows[0].split(",").index("elbow.position")
+    assert float(rows[-1].split(",")[column]) == pytest.approx(on_mujoco, abs=1e-12)
+    script = tmp_path / "swing.py"
+    script.write_text(CONTROLLER)
+    r = servo_sim_cli("controller", script, path, "--physics", "mujoco", "--duration", 0.7)
+    assert r.returncode == 0, r.stderr
+    assert float(r.stdout.split()[-1]) == pytest.approx(on_mujoco, abs=1e-12)
