@@ -517,6 +517,38 @@ def test_a_world_without_friction_slides(tmp_path):
 
 # --------------------------------------------------------------------- what is not built
 
+def test_a_bodys_damping_and_start_velocity_are_said_not_built(tmp_path):
+    path = tmp_path / "damped.wbt"
+    path.write_text("""#VRML_SIM R2023b utf8
+WorldInfo {
+  defaultDamping Damping {
+  }
+}
+Robot {
+  children [
+    HingeJoint {
+      device [ PositionSensor { name "p" } ]
+      endPoint Solid {
+        angularVelocity 0 0 1
+        physics Physics {
+          damping Damping {
+            linear 0.3
+          }
+        }
+      }
+    }
+  ]
+}
+""")
+    assert world_mjcf(path).warnings == [
+        f"{path}: WorldInfo (line 2): field 'defaultDamping': not built (MuJoCo damps "
+        "joints, not bodies)",
+        f"{path}: Physics (line 12): its Damping (a body's linear and angular damping): "
+        "not built",
+        f"{path}: Solid (line 10): field 'angularVelocity': not built (the body starts at "
+        "rest)"]
+
+
 def test_what_cannot_be_built_is_one_warning_naming_node_and_line(tmp_path, caplog):
     path = pendulum_world(tmp_path, 0.6, 0.02, 0.3, 0.5, 0.0)
     text = path.read_text() + """Solid {

@@ -241,7 +241,11 @@ class _Builder:
         return WorldModel("\n".join(xml) + "\n", self.joint_names, list(self.warnings))
 
     def world_info(self, node: Any, env: dict[str, Any]) -> None:
-        """The default contact's friction; other materials' pairs said not built."""
+        """The default contact's friction; other materials' pairs said not built, as
+        the world's default damping."""
+        if self.expanded(node.fields.get("defaultDamping"), env):
+            self.warn(node, "field 'defaultDamping': not built (MuJoCo damps joints, not "
+                            "bodies)")
         for contact, c_env in self.expanded(node.fields.get("contactProperties", []), env):
             pair = {self.nodes.resolve(contact.fields.get(k, "default"), c_env)
                     for k in ("material1", "material2")}
@@ -299,6 +303,7 @@ class _Builder:
         name = self.unique(name if isinstance(name, str) and name else node.type.lower())
         if node.type in _UNSUPPORTED_SOLIDS:
             self.warn(node, _UNSUPPORTED_SOLIDS[node.type])
+        self.unbuilt(node, env)
         out.append(f'{pad}<body name="{_attr(name)}"{_frame(r, t)}>')
         out += [f"{pad}  {line}" for line in head]
         if mass is None and head:  # a joint's endPoint without Physics: MuJoCo moves
@@ -325,6 +330,17 @@ class _Builder:
         out.append(f"{pad}</body>")
 
     _in_robot = False
+
+    def unbuilt(self, node: Any, env: dict[str, Any]) -> None:
+        """Say what of a Solid MuJoCo has no place for: its Physics' Damping (MuJoCo
+        damps joints, not bodies), a start velocity."""
+        for physics, p_env in self.expanded(node.fields.get("physics"), env):
+            if self.expanded(physics.fields.get("damping"), p_env):
+                self.warn(physics, "its Damping (a body's linear and angular damping): "
+                                   "not built")
+        for key in ("linearVelocity", "angularVelocity"):
+            if key in node.fields and self.vector(node, env, key, (0.0, 0.0, 0.0), 3).any():
+                self.warn(node, f"field {key!r}: not built (the body starts at rest)")
 
     def children(self, value: Any, env: dict[str, Any], r: np.ndarray, t: np.ndarray,
                  out: list[str], depth: int, moving: bool) -> None:
