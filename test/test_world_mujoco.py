@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -547,6 +548,71 @@ Robot {
         "not built",
         f"{path}: Solid (line 10): field 'angularVelocity': not built (the body starts at "
         "rest)"]
+
+
+def cube_stl(path: Path, side: float) -> None:
+    """A binary STL cube of ``side`` centred on its origin (12 triangles)."""
+    h = side / 2
+    corners = [np.array([x, y, z]) for x in (-h, h) for y in (-h, h) for z in (-h, h)]
+    triangles = []
+    for axis in range(3):
+        for sign in (-1, 1):
+            face = [c for c in corners if c[axis] == sign * h]
+            face = sorted(face, key=lambda c: math.atan2(*(np.delete(c, axis)[::-1])))
+            triangles += [(face[0], face[1], face[2]), (face[0], face[2], face[3])]
+    data = bytearray(80) + struct.pack("<I", len(triangles))
+    for tri in triangles:
+        data += struct.pack("<12fH", 0, 0, 0, *np.concatenate(tri), 0)
+    path.write_bytes(bytes(data))
+
+
+def test_a_mesh_bounding_object_collides_as_its_hull(tmp_path):
+    """A 10 cm cube given as an STL Mesh, dropped on the floor: it rests on its face,
+    its centre 5 cm up (MuJoCo's soft contact sinks it a little)."""
+    cube_stl(tmp_path / "cube.stl", 0.1)
+    path = tmp_path / "drop.wbt"
+    path.write_text(f"""#VRML_SIM R2023b utf8
+WorldInfo {{
+  basicTimeStep 2
+}}
+Solid {{
+  name "floor"
+  boundingObject Plane {{
+    size 2 2
+  }}
+}}
+Robot {{
+  translation 0 0 0.3
+  children [
+    {_hinged_sensor()}
+  ]
+  boundingObject Mesh {{
+    url "cube.stl"
+  }}
+  physics Physics {{
+    density -1
+    mass 0.5
+  }}
+}}
+""")
+    built = world_mjcf(path)
+    assert built.warnings == [
+        f"{path}: Robot (line 11): its inertia not computed (a point mass): that of 0.5 "
+        "kg at 1 cm from its center each way",
+        f"{path}: Mesh (line 16): a Mesh: its convex hull collides (MuJoCo's)"]
+    model = mujoco.MjModel.from_xml_string(built.xml)
+    data = mujoco.MjData(model)
+    mujoco.mj_step(model, data, 1000)  # 2 s
+    assert data.qpos[2] == pytest.approx(0.05, abs=2e-3)
+    assert abs(data.qvel[:6]).max() < 1e-3
+
+
+def _hinged_sensor() -> str:
+    """A joint with a sensor (a world needs a device for its config), carrying a 1 g
+    bob."""
+    return ('HingeJoint { device [ PositionSensor { name "p" } ] endPoint Solid { '
+            'translation 0 0 0.2 physics Physics { density -1 mass 0.001 '
+            'inertiaMatrix [ 1e-7 1e-7 1e-7 0 0 0 ] } } }')
 
 
 def test_what_cannot_be_built_is_one_warning_naming_node_and_line(tmp_path, caplog):

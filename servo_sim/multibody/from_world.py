@@ -67,6 +67,8 @@ _UNSUPPORTED_SOLIDS = {"Track": "a Track's belt (its wheels and conveyor) is not
                                 "a plain body"}
 #: A joint endPoint without Physics: the mass given so that MuJoCo can move it.
 TINY_MASS = 1e-3
+#: m: a point mass's radius of gyration, for MuJoCo, which moves no point mass
+POINT_GYRATION = 0.01
 #: Webots' default ContactProperties.coulombFriction (ODE's mu); MuJoCo's torsional and
 #: rolling friction: its own defaults.
 DEFAULT_FRICTION = 1.0
@@ -313,6 +315,11 @@ class _Builder:
                        f'diaginertia="1e-06 1e-06 1e-06"/>')
         elif mass is not None:
             i = mass.inertia
+            if not i.any():  # a point mass (a mesh's volume is not computed): MuJoCo
+                i = mass.mass * POINT_GYRATION ** 2 * np.eye(3)  # moves none
+                self.warn(node, f"its inertia not computed (a point mass): that of "
+                                f"{mass.mass:g} kg at {POINT_GYRATION * 100:g} cm from "
+                                "its center each way")
             full = _numbers([i[0, 0], i[1, 1], i[2, 2], i[0, 1], i[0, 2], i[1, 2]])
             out.append(f'{pad}  <inertial pos="{_numbers(mass.center)}" mass="{mass.mass!r}" '
                        f'fullinertia="{full}"/>')
