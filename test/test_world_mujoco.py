@@ -607,6 +607,44 @@ Robot {{
     assert abs(data.qvel[:6]).max() < 1e-3
 
 
+def test_an_arena_not_found_is_a_floor_at_its_translation(tmp_path, caplog):
+    """RectangleArena's PROTO not found (here: a file that is not there): its floor a
+    plane where the arena is, said once; a box dropped on it rests on it."""
+    path = tmp_path / "arena.wbt"
+    path.write_text(f"""#VRML_SIM R2023b utf8
+
+EXTERNPROTO "protos/RectangleArena.proto"
+
+WorldInfo {{
+  basicTimeStep 2
+}}
+RectangleArena {{
+  translation 0 0 -0.2
+}}
+Robot {{
+  translation 0 0 0.3
+  children [
+    {_hinged_sensor()}
+  ]
+  boundingObject Box {{
+    size 0.1 0.1 0.1
+  }}
+  physics Physics {{
+    density -1
+    mass 0.5
+  }}
+}}
+""")
+    with caplog.at_level(logging.WARNING, logger="servo_sim"):
+        sim = world_sim(path)
+        sim.step(1000)  # 2 s
+    floor = [r.getMessage() for r in caplog.records if "RectangleArena (line 8): its" in
+             r.getMessage()]
+    assert floor == [f"{path}: RectangleArena (line 8): its PROTO not found: its floor "
+                     "built as a plane at its translation (no walls)"]
+    assert sim.bank.body.data.qpos[2] == pytest.approx(-0.2 + 0.05, abs=2e-3)
+
+
 def _hinged_sensor() -> str:
     """A joint with a sensor (a world needs a device for its config), carrying a 1 g
     bob."""
