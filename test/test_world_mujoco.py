@@ -42,15 +42,11 @@ def _num(x: float) -> str:
 
 # --------------------------------------------------------------------- pendulum
 
-def pendulum_world(tmp_path: Path, length: float, width: float, pivot_to_center: float,
-                   mass: float, angle: float) -> Path:
-    """A box rod on a hinge about y at (0, 0, 1), its center ``pivot_to_center`` below
-    the pivot, written (as Webots saves it) at ``angle``."""
-    r = np.array([[math.cos(angle), 0, math.sin(angle)], [0, 1, 0],
-                  [-math.sin(angle), 0, math.cos(angle)]])
-    t = np.array([0, 0, 1.0]) + r @ np.array([0, 0, -pivot_to_center])
-    path = tmp_path / "pendulum.wbt"
-    path.write_text(f"""#VRML_SIM R2023b utf8
+def rod_world(path: Path, release: str, axis: str, anchor: str, at: np.ndarray,
+              angle: float, bounding: str, mass: float) -> Path:
+    """A rod on a hinge (``axis`` through ``anchor``, a PositionSensor "pivot"), its
+    Solid at ``at`` turned ``angle`` about the axis (as Webots saves it at ``angle``)."""
+    path.write_text(f"""#VRML_SIM {release} utf8
 WorldInfo {{
   basicTimeStep 1
 }}
@@ -58,8 +54,8 @@ Robot {{
   children [
     HingeJoint {{
       jointParameters HingeJointParameters {{
-        axis 0 1 0
-        anchor 0 0 1
+        axis {axis}
+        anchor {anchor}
         position {_num(angle)}
       }}
       device [
@@ -68,16 +64,9 @@ Robot {{
         }}
       ]
       endPoint Solid {{
-        translation {_num(t[0])} {_num(t[1])} {_num(t[2])}
-        rotation 0 1 0 {_num(angle)}
-        children [
-          Shape {{
-            geometry DEF ROD Box {{
-              size {width} {width} {length}
-            }}
-          }}
-        ]
-        boundingObject USE ROD
+        translation {_num(at[0])} {_num(at[1])} {_num(at[2])}
+        rotation {axis} {_num(angle)}
+        boundingObject {bounding}
         physics Physics {{
           density -1
           mass {mass}
@@ -91,47 +80,24 @@ Robot {{
     return path
 
 
+def pendulum_world(tmp_path: Path, length: float, width: float, pivot_to_center: float,
+                   mass: float, angle: float) -> Path:
+    """A box rod on a hinge about y at (0, 0, 1), its center ``pivot_to_center`` below
+    the pivot, written (as Webots saves it) at ``angle``."""
+    at = np.array([0, 0, 1.0]) + pivot_to_center * np.array([-math.sin(angle), 0,
+                                                             -math.cos(angle)])
+    return rod_world(tmp_path / "pendulum.wbt", "R2023b", "0 1 0", "0 0 1", at, angle,
+                     f"Box {{ size {width} {width} {length} }}", mass)
+
+
 def legacy_pendulum_world(tmp_path: Path, length: float, radius: float,
                           pivot_to_center: float, mass: float, angle: float) -> Path:
     """The pendulum in a world before R2022a (y up; a Cylinder rod, along y there) on a
     hinge about z at (0, 1, 0), written at ``angle``."""
-    t = np.array([0, 1.0, 0]) + pivot_to_center * np.array([math.sin(angle),
-                                                            -math.cos(angle), 0])
-    path = tmp_path / "legacy.wbt"
-    path.write_text(f"""#VRML_SIM R2021b utf8
-WorldInfo {{
-  basicTimeStep 1
-}}
-Robot {{
-  children [
-    HingeJoint {{
-      jointParameters HingeJointParameters {{
-        axis 0 0 1
-        anchor 0 1 0
-        position {_num(angle)}
-      }}
-      device [
-        PositionSensor {{
-          name "pivot"
-        }}
-      ]
-      endPoint Solid {{
-        translation {_num(t[0])} {_num(t[1])} {_num(t[2])}
-        rotation 0 0 1 {_num(angle)}
-        boundingObject Cylinder {{
-          height {length}
-          radius {radius}
-        }}
-        physics Physics {{
-          density -1
-          mass {mass}
-        }}
-      }}
-    }}
-  ]
-}}
-""")
-    return path
+    at = np.array([0, 1.0, 0]) + pivot_to_center * np.array([math.sin(angle),
+                                                             -math.cos(angle), 0])
+    return rod_world(tmp_path / "legacy.wbt", "R2021b", "0 0 1", "0 1 0", at, angle,
+                     f"Cylinder {{ height {length} radius {radius} }}", mass)
 
 
 def test_a_world_before_r2022a_hangs_along_its_own_down(tmp_path):
