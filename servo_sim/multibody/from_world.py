@@ -79,7 +79,7 @@ class WorldModel:
     """A world's MJCF and what the conversion said."""
 
     xml: str
-    #: the joints named for the config's motors (motor name -> MuJoCo joint)
+    #: the MuJoCo joints named after the config's motors (a motor drives its namesake)
     joints: list[str] = field(default_factory=list)
     #: what could not be built or was approximated, one line each (node and line)
     warnings: list[str] = field(default_factory=list)
