@@ -13,6 +13,12 @@ holding a pose under the arm's weight, sensors sampled every 8 ms):
 * ideal   - Webots' ideal motors (no servo profile: P 10, 3 N*m, 5 rad/s) on the same
             body, solved together each step (``servo_sim/multibody/coupled.py``).
 
+With ``--world FILE`` (repeatable; default examples/webots/rover.wbt): a Webots world's
+robot, its motors moving (every wheel at 5 rad/s, every other motor told 0.6), stepped
+at its basicTimeStep on its per-joint body (``joints``: the world's config as servo-sim
+reads it) and on the MuJoCo body built from the world itself (``mujoco``:
+``servo_sim/multibody/from_world.py``, Webots' ideal motors solved with the contacts).
+
 Each figure is the best of several repeats, interleaved so that all see the same
 machine, in wall-clock time or (``--clock cpu``) in the CPU time of this thread, which
 a machine busy with other work disturbs less. Run: ``python
@@ -32,6 +38,7 @@ import mujoco
 import mujoco.rollout
 import numpy as np
 
+from servo_sim.load import load, on_physics
 from servo_sim.model import Simulation
 from servo_sim.model.config import load_config, to_dict
 
@@ -126,6 +133,30 @@ def measure(arms: int, steps: int, repeats: int, directory: Path) -> dict[str, f
     return out
 
 
+def world_sim(world: Path, physics: str | None) -> Simulation:
+    """The robot of ``world`` on its per-joint body (``physics`` None) or on the engine
+    ``physics`` built from the world, its motors moving, after 250 steps."""
+    loaded = load(world)
+    sim = Simulation(on_physics(loaded, physics) if physics else loaded.config)
+    for motor in sim:
+        if "wheel" in motor.name:
+            motor.set_position(float("inf"))
+            motor.set_velocity(5.0)
+        elif not motor.config.passive:
+            motor.set_position(0.6)
+    sim.step(250)
+    return sim
+
+
+def measure_world(world: Path, steps: int, repeats: int) -> dict[str, float]:
+    runs = {"joints": world_sim(world, None).step, "mujoco": world_sim(world, "mujoco").step}
+    out = {name: float("inf") for name in runs}
+    for _ in range(repeats):
+        for name, fn in runs.items():
+            out[name] = min(out[name], best(fn, steps))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--arms", type=int, nargs="+", default=[1, 10])
@@ -133,9 +164,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--clock", choices=CLOCKS, default="wall",
                         help="wall-clock time, or this thread's CPU time")
+    parser.add_argument("--world", type=Path, action="append",
+                        help="a Webots world whose robot is measured on its per-joint "
+                             "body and as a MuJoCo body built from the world (repeatable; "
+                             "with --arms 0, only the worlds)")
     args = parser.parse_args(argv)
     global clock
     clock = CLOCKS[args.clock]
+    for world in args.world or []:
+        step = load(world).config.basic_time_step_ms / 1000.0
+        r = measure_world(world, args.steps, args.repeats)
+        print(f"{world.name}: {len(load(world).config.motors)} motors at {step * 1000:g} ms"
+              f", {args.clock} time; joints {r['joints']:.3e} s/step ({1 / r['joints']:.0f} "
+              f"steps/s, {step / r['joints']:.1f}x real time); mujoco {r['mujoco']:.3e} "
+              f"s/step ({1 / r['mujoco']:.0f} steps/s, {step / r['mujoco']:.1f}x real time)")
+    args.arms = [a for a in args.arms if a > 0]
+    if not args.arms:
+        return 0
     print(f"servo_sim multibody benchmark: SO-101 arms at 1 kHz, Python "
           f"{platform.python_version()}, MuJoCo {mujoco.__version__}, numpy "
           f"{np.__version__}, {platform.machine()}; {args.clock} time")

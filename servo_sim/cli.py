@@ -31,13 +31,11 @@ from .analysis import step_metrics
 from .command import CliError
 from .command import run as run_command
 from .identification.cli import add_commands as add_identification_commands
-from .load import Loaded
+from .load import Loaded, on_physics, physics_options
 from .load import config_argument as _config_argument
 from .load import load_arguments as load
 from .model import Motor
-from .model.body import with_physics
 from .model.commands import MOTOR_COMMANDS, MotorCommand
-from .model.config import BODY_ENGINES
 from .plotting import PLOT_EXTRA, save_step_response
 from .record import csv_columns, csv_row, run_steps
 from .runtime import Runtime, StartError
@@ -87,9 +85,7 @@ class Command:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a config on the hardware it names (the model by default), applying timed
     commands, printing a live table and optional CSV."""
-    config = load(args).config
-    if args.physics is not None or args.model is not None:
-        config = with_physics(config, args.physics or config.physics, args.model)
+    config = on_physics(load(args), args.physics, args.model)
     runtime = Runtime.open(config, real_time_factor=args.real_time_factor)
     try:
         commands = sorted((Command.parse(c) for c in args.command), key=lambda c: c.at)
@@ -254,11 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="1 = wall-clock pace, 0 = as fast as possible (the default for "
                           "the model; real hardware runs at 1)")
     run.add_argument("--quiet", action="store_true", help="no table")
-    run.add_argument("--physics", choices=("dynamic", "kinematic", *BODY_ENGINES),
-                     help="the config's physics instead: mujoco drives the joints of "
-                          "--model (MJCF or URDF) in MuJoCo (the mujoco extra)")
-    run.add_argument("--model", metavar="FILE", help="the multibody model of --physics "
-                     "mujoco (else the config's multibody.model), e.g. so101.urdf")
+    physics_options(run)
     run.set_defaults(func=cmd_run)
 
     step = sub.add_parser("step-response", help="step one motor and report its figures")

@@ -24,12 +24,14 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # import of matplotlib)
     ("model", "resources", "analysis", "pacing", "plotting"),
     # on the model: the hardware plugins and the device emulators (apart: they share
-    # only the model); what a run records and what every servo-sim verb shares; the
-    # multibody engines (MuJoCo), which the model loads by name (config.BODY_ENGINES);
-    # where configs come from (YAML, Webots worlds and PROTOs), read by every host above
-    ("hardware", "emulators", "record", "command", "multibody", "load"),
-    # the one way into a running system: the hardware system and its pacing
-    ("runtime",),
+    # only the model); what a run records and what every servo-sim verb shares; where
+    # configs come from (YAML, Webots worlds and PROTOs), read by every host above
+    ("hardware", "emulators", "record", "command", "load"),
+    # the one way into a running system: the hardware system and its pacing; the
+    # multibody engines (MuJoCo), which the model loads by name (config.BODY_ENGINES),
+    # above load: a Webots world's robot built as a MuJoCo model reads the world
+    # (multibody.from_world)
+    ("runtime", "multibody"),
     # its hosts without ROS: system identification, Webots controllers, Robot Raconteur
     ("identification", "webots", "rr"),
     # the front ends: the servo-sim command and the ROS 2 layer

@@ -63,3 +63,20 @@ def test_the_node_drives_the_multibody_arm_through_every_door(executor_kind):
         assert [m.position for m in sim] == [m.position for m in alone]
     finally:
         h.close()
+
+
+def test_the_nodes_config_file_a_world_on_mujoco(tmp_path, executor_kind):
+    """``config_file`` a Webots world and ``physics: mujoco``: the world's own robot
+    built in MuJoCo, stepped as the library steps it."""
+    from test_world_mujoco import arm_world, in_process
+
+    path = arm_world(tmp_path, 0.4, -0.7)
+    h = Harness(base={"config_file": str(path), "physics": "mujoco", "start_paused": True},
+                executor_kind=executor_kind)
+    try:
+        h.step(350)  # 0.7 s at 2 ms
+        sim = h.node.runtime.sim
+        assert sim.time_ms == 700 and type(sim.bank.body).__name__ == "MujocoBody"
+        assert sim.motor("elbow").position == in_process(path, "mujoco", 0.7)
+    finally:
+        h.close()

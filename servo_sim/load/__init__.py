@@ -19,8 +19,10 @@ from .loader import (
     is_webots_file,
     load,
     load_arguments,
+    on_physics,
+    physics_options,
     webots_options,
 )
 
 __all__ = ["Loaded", "config_argument", "is_webots_file", "load", "load_arguments",
-           "webots_options"]
+           "on_physics", "physics_options", "webots_options"]

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from .. import resources
 from ..model import ConfigError, SimulationConfig, load_config
+from ..model.body import with_physics
+from ..model.config import BODY_ENGINES
 
 #: Suffixes read as Webots files (a world or a PROTO).
 WEBOTS_SUFFIXES = (".wbt", ".proto")
@@ -67,6 +69,32 @@ def load(path: str | Path | None = None, *, webots_home: str | Path | None = Non
         return Loaded(world.config, world.robot_name, world.path, world.unsimulated,
                       world.unread)
     return Loaded(load_config(path))
+
+
+def on_physics(loaded: Loaded, physics: str | None, model: str | None = None
+               ) -> SimulationConfig:
+    """The config of ``loaded`` on the body ``physics`` (None: the config's) with the
+    model file ``model`` (``--physics``, ``--model``): a Webots world's own robot is the
+    model of an engine where none is given (``servo_sim.multibody.from_world`` builds
+    it), a YAML config's ``multibody.model`` otherwise; as it is with neither."""
+    config = loaded.config
+    if physics is None and model is None:
+        return config
+    physics = physics or config.physics
+    if model is None and physics in BODY_ENGINES and loaded.world_path:
+        model = str(Path(loaded.world_path).resolve())
+    return with_physics(config, physics, model)
+
+
+def physics_options(parser: argparse.ArgumentParser) -> None:
+    """--physics and --model: the config on another body (:func:`on_physics`)."""
+    parser.add_argument("--physics", choices=("dynamic", "kinematic", *BODY_ENGINES),
+                        help="the config's physics instead: mujoco drives the joints of "
+                             "--model (MJCF or URDF; a Webots world's own robot where "
+                             "CONFIG is a world) in MuJoCo (the mujoco extra)")
+    parser.add_argument("--model", metavar="FILE",
+                        help="the multibody model of --physics mujoco (else the config's "
+                             "multibody.model, or the world CONFIG), e.g. so101.urdf")
 
 
 def webots_options(parser: argparse.ArgumentParser) -> None:

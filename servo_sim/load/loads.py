@@ -11,6 +11,7 @@ said once per motor by :mod:`.world` (:attr:`LoadReader.notes`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -71,6 +72,21 @@ def counted(value: Any, count: int) -> tuple[float, ...] | None:
     return tuple(values)
 
 
+def expand(nodes: Nodes, value: Any, env: dict[str, Any],
+           missing: Callable[[Any, dict[str, Any]], list[tuple[Any, dict[str, Any]]]]
+           ) -> list[tuple[Any, dict[str, Any]]]:
+    """The nodes of a field's value (a node or a list) with their fields' values, PROTO
+    instances expanded to their base node; where one cannot be, what ``missing(node,
+    env)`` gives for it."""
+    value = nodes.resolve(value, env)
+    if isinstance(value, list):
+        return [n for item in value for n in expand(nodes, item, env, missing)]
+    if not hasattr(value, "fields"):
+        return []
+    found = nodes.base(value, env)
+    return [found] if found is not None else missing(value, env)
+
+
 class LoadReader:
     """Reads the mass a joint carries; ``notes`` says what it left out or assumed.
 
@@ -87,18 +103,19 @@ class LoadReader:
         """Everything under a joint's ``endPoint`` as one body, in the joint's frame."""
         return combined(self._bodies(end_point, env, np.eye(3), np.zeros(3)))
 
+    def solid(self, node: Any, env: dict[str, Any]) -> Mass | None:
+        """One Solid's own mass (not what is under it) in its frame: None without
+        Physics (or where its Physics is not numbers: noted)."""
+        physics = self._physics(node, env)
+        return None if physics is None else self._solid(node, env, *physics)
+
     def _expanded(self, value: Any, env: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
         """The nodes of a field's value (a node or a list), PROTOs expanded."""
-        value = self.nodes.resolve(value, env)
-        if isinstance(value, list):
-            return [n for item in value for n in self._expanded(item, env)]
-        if not hasattr(value, "fields"):
-            return []
-        expanded = self.nodes.base(value, env)
-        if expanded is None:
-            self.notes.append(f"{value.label()}: a PROTO not found, or empty: left out")
-            return []
-        return [expanded]
+        return expand(self.nodes, value, env, self._left_out)
+
+    def _left_out(self, node: Any, env: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
+        self.notes.append(f"{node.label()}: a PROTO not found, or empty: left out")
+        return []
 
     def _bodies(self, value: Any, env: dict[str, Any], rotation: np.ndarray,
                 translation: np.ndarray) -> list[Mass]:

@@ -223,6 +223,9 @@ class _Importer:
         #: PROTO instance in one, and what it expands to, may not be there
         self.branches: list[str] = []
         self.motors: list[dict[str, Any]] = []
+        #: per motor (as self.motors): its joint and which of the joint's axes ("", "2",
+        #: "3"), for a reader that builds the joints (servo_sim.multibody.from_world)
+        self.axes: list[tuple[Node, str]] = []
         self.basic_time_step: int | None = None
         #: (name, battery, motors before it, its node)
         self.robots: list[tuple[str, Any, int, Node]] = []
@@ -476,6 +479,7 @@ class _Importer:
                     motor["brake_name"] = self.name(d, d_env)
                     self.note(d, d_env, {"name": ("brake_name", 0)})
             self.motors.append(motor)
+            self.axes.append((node, suffix))
             linear = node.type == "SliderJoint"
             axis = self.vector(params, env, "axis", motor["name"], (0.0, 0.0, 1.0) if linear
                                else (1.0, 0.0, 0.0), nonzero=True)
@@ -746,6 +750,14 @@ def load_world(path: str | Path, webots_home: str | Path | None = None,
     """Read a ``.wbt`` or ``.proto`` file into a :class:`World` (ConfigError if bad);
     ``webots_home`` is where ``webots://`` PROTOs are (see :mod:`.protos`). A PROTO
     inside the robot that cannot be read is left out with a warning, unless ``strict``."""
+    return read_world(path, webots_home, strict)[0]
+
+
+def read_world(path: str | Path, webots_home: str | Path | None = None,
+               strict: bool = False) -> tuple[World, Any, list[Any]]:
+    """:func:`load_world`'s reading, with what a reader of more than the motors needs
+    (``servo_sim.multibody.from_world``): the importer (its PROTO expansion ``base``
+    and ``resolve``, ``gravity``, ``up``, ``legacy``, ``axes``) and the file's nodes."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -755,6 +767,7 @@ def load_world(path: str | Path, webots_home: str | Path | None = None,
     try:
         nodes = parser.parse_file()
         legacy = _before(parser.release, (2022, "a"))
-        return _Importer(parser, str(path), webots_home, legacy, strict).world(path, nodes)
+        importer = _Importer(parser, str(path), webots_home, legacy, strict)
+        return importer.world(path, nodes), importer, nodes
     except RecursionError:
         raise ConfigError(f"{path}: nodes nested too deeply to read") from None

@@ -53,7 +53,9 @@ from ..model import law
 from ..model.config import ConfigError, SimulationConfig, ros_name
 from ..model.law import numba_jit
 from ..resources import share_candidates
+from .contacts import with_contacts
 from .coupled import solve_box
+from .from_world import WORLD_SUFFIXES, world_model
 
 log = logging.getLogger("servo_sim")
 
@@ -122,7 +124,8 @@ class MujocoBody:
         names = _joint_names(config, spec.get("joints") or {})
         path = self.path = resolve_model(spec["model"], source)
         try:
-            model = mj.MjModel.from_xml_path(str(path))
+            model = world_model(mj, path) if path.suffix.lower() in WORLD_SUFFIXES \
+                else mj.MjModel.from_xml_path(str(path))
         except ValueError as exc:  # MuJoCo's own reason (XML Error ...)
             reason = " ".join(str(exc).split())
             raise ConfigError(f"{source}: field 'multibody.model' = {spec['model']!r}: MuJoCo "
@@ -349,6 +352,8 @@ class MujocoBody:
         apply(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr, applied)
         if self.coupled is not None and self.coupled.any():
             force = self._solve(bank, force)
+            if self.data.ncon:  # the rows with MuJoCo's contact solve (.contacts)
+                force = with_contacts(self, bank, force)
         self.mj.mj_step2(self.model, self.data)
         x, v = read(qpos, self.qadr, qvel, self.dadr)
         return x, v, None, force

@@ -8,6 +8,11 @@ a pose; the arm where they hold it is drawn with MuJoCo's offscreen renderer (ne
 capsule from its joint to the next, its centre of mass as a sphere; the goal pose as a
 grey ghost, so the sag under the arm's weight shows. matplotlib writes the PNG.
 
+With ``--world FILE``: a Webots world's robot as MuJoCo builds it from the world
+(:mod:`.from_world`, docs/multibody.md), its motors told ``--command
+MOTOR=POSITION`` and drawn ``--seconds`` on, each body's bounding objects in a colour of
+its own.
+
 With ``--menagerie DIR`` (a folder made by ``scripts/get-menagerie-so101``): MuJoCo
 Menagerie's SO-101 with its meshes, ``scene_box.xml`` at its ``pickup`` keyframe, the
 servos told to close the gripper on the box; drawn 1.5 s on, the jaw held open by it.
@@ -121,13 +126,62 @@ def render_grasp(path: Path, menagerie: Path, width: int = 640, height: int = 48
     return {m.name: m.position for m in sim}
 
 
+#: a colour per body of a world's robot (cycled), and the floor's (every plane)
+COLOURS = ([0.2, 0.4, 0.8, 1.0], [0.85, 0.35, 0.1, 1.0], [0.3, 0.65, 0.3, 1.0],
+           [0.8, 0.7, 0.2, 1.0], [0.55, 0.3, 0.7, 1.0], [0.2, 0.7, 0.75, 1.0])
+FLOOR = [0.9, 0.9, 0.88, 1.0]
+
+
+def render_world(path: Path, world: Path, commands: dict[str, float], seconds: float,
+                 view: tuple, width: int = 640, height: int = 480) -> dict[str, float]:
+    """The robot of the Webots ``world`` on MuJoCo, its motors told ``commands``
+    (positions), drawn into ``path`` ``seconds`` on from ``view`` (look-at point,
+    distance, azimuth, elevation); where the motors are then."""
+    from ..load import load, on_physics  # a world's reader: only for this picture
+
+    mj = import_mujoco()
+    sim = Simulation(on_physics(load(world), "mujoco"))
+    for name, target in commands.items():
+        sim.motor(name).set_position(target)
+    sim.step(round(seconds * 1000 / sim.basic_time_step_ms))
+    model, data = sim.bank.body.model, sim.bank.body.data
+    plane = int(mj.mjtGeom.mjGEOM_PLANE)
+    for g in range(model.ngeom):
+        body = int(model.geom_bodyid[g])
+        model.geom_rgba[g] = FLOOR if int(model.geom_type[g]) == plane else \
+            COLOURS[body % len(COLOURS)]
+    model.vis.headlight.ambient[:] = 0.5
+    _draw(mj, model, data, path, view, width, height)
+    return {m.name: m.position for m in sim}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="the PNG to write")
     parser.add_argument("--menagerie", type=Path, metavar="DIR",
                         help="Menagerie's SO-101 closing its gripper on the box instead "
                              "(DIR: made by scripts/get-menagerie-so101)")
+    parser.add_argument("--world", type=Path, metavar="FILE",
+                        help="a Webots world's robot built by MuJoCo from the world instead")
+    parser.add_argument("--command", action="append", default=[], metavar="MOTOR=POSITION",
+                        help="with --world: a motor's position command (repeatable)")
+    parser.add_argument("--seconds", type=float, default=2.0,
+                        help="with --world: model time before the picture (2)")
+    parser.add_argument("--view", type=float, nargs=6, default=[0, 0, 0.2, 1.2, 135, -20],
+                        metavar=("X", "Y", "Z", "DISTANCE", "AZIMUTH", "ELEVATION"),
+                        help="with --world: the camera's look-at point, distance and angles")
     args = parser.parse_args(argv)
+    if args.world is not None:
+        commands = {}
+        for text in args.command:
+            name, eq, value = text.rpartition("=")
+            if not eq or not name:
+                parser.error(f"--command {text!r}: expected MOTOR=POSITION")
+            commands[name] = float(value)
+        view = (args.view[:3], *args.view[3:])
+        held = render_world(args.out, args.world, commands, args.seconds, view)
+        print("at (rad or m): " + ", ".join(f"{k} {v:+.4f}" for k, v in held.items()))
+        return 0
     if args.menagerie is not None:
         scene = args.menagerie / "robotstudio_so101" / "scene_box.xml"
         if not scene.is_file():

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..command import CliError, run
-from ..load import config_argument, load_arguments
+from ..load import config_argument, load_arguments, on_physics, physics_options
 
 
 def cmd_controller(args: argparse.Namespace) -> int:
@@ -28,7 +28,8 @@ def cmd_controller(args: argparse.Namespace) -> int:
         raise CliError(f"{script}: no such controller script")
     loaded = load_arguments(args)
     try:
-        session = Session(loaded.config, robot_name=loaded.robot_name,
+        session = Session(on_physics(loaded, args.physics, args.model),
+                          robot_name=loaded.robot_name,
                           world_path=loaded.world_path, unsimulated=loaded.unsimulated,
                           unread=loaded.unread,
                           duration=args.duration, real_time_factor=args.real_time_factor,
@@ -46,6 +47,7 @@ def add_commands(sub: Any) -> None:
                          "Arguments after '--' go to the script's sys.argv.")
     ctl.add_argument("script", help="the controller, e.g. my_controller.py")
     config_argument(ctl)
+    physics_options(ctl)
     ctl.add_argument("--duration", type=float, default=None,
                      help="simulated seconds (rounded up to whole basic time steps), "
                           "then step() returns -1 (default: no end)")

@@ -14,7 +14,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from ...load import load
+from ...load import load, on_physics
 from ...model import ConfigError, SimulationConfig
 from ...model.urdf import apply_urdf
 from ...resources import default_config_path
@@ -42,8 +42,9 @@ def read_config(node: Node) -> tuple[dict[str, Any], SimulationConfig]:
     """The node settings and the config from the parameter overrides (params files,
     ``-p``, ``parameter_overrides``): read as given, declared once validated. The config
     is the motor parameters, or the file ``config_file`` names (any kind
-    :func:`servo_sim.load.load` reads: YAML, a Webots world or PROTO), or else the
-    packaged one; a ``robot_description``'s limits go over it."""
+    :func:`servo_sim.load.load` reads: YAML, a Webots world or PROTO; with ``physics``
+    and ``multibody.model`` beside it, on that body: :func:`servo_sim.load.on_physics`),
+    or else the packaged one; a ``robot_description``'s limits go over it."""
     # rclpy keeps the overrides in Node._parameter_overrides (Foxy to Kilted), and has no
     # public getter: declaring them all to read them (automatically_declare_...) costs a
     # parameter event each, seconds for a thousand motors
@@ -61,6 +62,8 @@ def read_config(node: Node) -> tuple[dict[str, Any], SimulationConfig]:
     model_keys = sorted(set(params) - {s.name for s in NODE_SPECS})
     if settings["config_file"]:
         path = settings["config_file"]
+        body = {k: params[k] for k in ("physics", "multibody.model") if k in params}
+        model_keys = [k for k in model_keys if k not in body]  # the file on another body
         if model_keys:
             raise ConfigError(f"{source}: config_file {path!r} and the config parameters "
                               f"{', '.join(model_keys)}: give the config in one place")
@@ -68,7 +71,7 @@ def read_config(node: Node) -> tuple[dict[str, Any], SimulationConfig]:
         robot = f"robot {loaded.robot_name!r}, " if loaded.world_path else ""
         node.get_logger().info(f"config_file {path}: {robot}"
                                f"{len(loaded.config.motors)} motor(s)")
-        config = loaded.config
+        config = on_physics(loaded, body.get("physics"), body.get("multibody.model"))
     elif "motors" in params:
         config = config_from_parameters(params, source)
     else:
