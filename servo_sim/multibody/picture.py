@@ -171,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
                         metavar=("X", "Y", "Z", "DISTANCE", "AZIMUTH", "ELEVATION"),
                         help="with --world: the camera's look-at point, distance and angles")
     args = parser.parse_args(argv)
+    try:  # what MuJoCo's offscreen renderer draws with (not in mujoco-core's needs)
+        import OpenGL  # noqa: F401
+    except ImportError:
+        parser.error("MuJoCo's offscreen renderer needs PyOpenGL: pip install pyopengl, "
+                     "then run with MUJOCO_GL=egl (a GPU or Mesa's EGL) or osmesa")
     if args.world is not None:
         commands = {}
         for text in args.command:
