@@ -1,34 +1,29 @@
 """The actuator half of a dynamic step, written once: :func:`servo_step`.
 
 The bank (``bank.py``) asks the body for each joint's momentum ``p`` and mass over the
-step, then runs the law with its own arrays and its actuators' (``actuator.py``: what
-each part means and where it comes from): PID or firmware law on encoder ticks, dead
-zone, saturation and acceleration limit, the torque-speed envelope, backlash, the
+step, then runs the law on its tables (``tables.py``: the motors' parameters, the
+commands, the state, masks and flags, each one array of named rows; ``actuator.py``:
+what each part means and where it comes from): PID or firmware law on encoder ticks,
+dead zone, saturation and acceleration limit, the torque-speed envelope, backlash, the
 gear's friction. It gives the velocity each joint reaches and the motor's force, and
 the body integrates the velocity (``body.py``).
 
 :func:`servo_step` is written element by element, in operations that mean the same on
-a numpy array (every motor at once) and on one motor's numbers. Two runners take it:
+a numpy array (every motor at once) and on one motor's numbers, and reads the tables by
+row (``parameters[KP]``). Two runners take it, with the same arguments:
 
-* :func:`servo_step` itself (the default): numpy runs it on the bank's arrays;
-* :func:`compiled` (where numba is installed; the ``mujoco`` extra has it): numba
-  compiles it for one motor's numbers and :func:`_each_motor` loops over the motors, in
-  machine code: what a body whose own step is fast (MuJoCo's) needs, where numpy's
-  per-call cost would be most of the step. The tests step both and compare them.
+* :func:`step_motors` (numpy's, no extra needed): the whole tables, so a row is every
+  motor's;
+* :func:`compiled` (where numba is installed): numba compiles :func:`servo_step` for one
+  motor's numbers and :func:`_each_motor` hands it each motor's column of the tables in
+  turn, in machine code, so a row is that motor's number and a write to the state
+  writes through. numpy's cost is per call, not per motor, and on a few motors it is
+  most of a step. The tests step both and compare them to the bit.
 
 The few operations that differ between an array and a number (in place on an array,
 plain on a number: ``lower``, ``raise_``, ``fmin_``, ``fmax_``, ``rint_``, ``select``;
-``fade_``, whose pow and exp numpy computes otherwise than the C library)
-are names this module's namespace gives each runner. Both return the state after the
-step: ``integral`` and ``previous`` (the PID's, updated in place), ``setpoint``,
-``setpoint_velocity``, ``gap`` and ``starting`` (the actuators': updated in place by the
-compiled runner; new arrays from numpy's where they change, which ``Actuators.keep``
-copies into its own). An argument a flag turns off is not read.
-
-The compiled runner takes the per-motor arguments as the rows of four tables that the
-bank and its actuators keep them in (:data:`BANK_FLOATS` ...) and gives its results as
-the rows of one array: numba's cost is per argument and per array it makes, and with
-servo_step's 73 arguments one by one it was most of a MuJoCo step.
+``fade_``, whose pow and exp numpy computes otherwise than the C library) are names
+this module's namespace gives each runner. A part a flag turns off is not read.
 """
 
 from __future__ import annotations
@@ -41,6 +36,81 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from .tables import (
+    ACCELERATION_LIMITED,
+    ACCELERATION_STEP,
+    ACTIVE,
+    ACTIVE_DRIVE,
+    ACTIVE_GAIN,
+    ACTIVE_SLOPE,
+    ALL_ENCODER,
+    ALL_FOLLOWING,
+    ALL_GOAL_TICKS,
+    ANY_ACCELERATION_LIMIT,
+    ANY_BACKLASH,
+    ANY_DEADBAND,
+    ANY_ENCODER,
+    ANY_ENVELOPE,
+    ANY_FEEDFORWARD,
+    ANY_FIRMWARE,
+    ANY_FOLLOWING,
+    ANY_FORCE_CONTROL,
+    ANY_FRICTION,
+    ANY_GOAL_TICKS,
+    ANY_LOAD_DEPENDENT,
+    ANY_STARTING,
+    APPLIED_FORCE,
+    BASE_S,
+    CAP,
+    COMMAND_VELOCITY,
+    CONTROL_I,
+    CONTROL_P,
+    D_OVER_DT,
+    DEADBAND_EDGE,
+    DUTY,
+    ENCODER,
+    FEEDFORWARD,
+    FIRMWARE_DRIVE,
+    FOLLOWING,
+    FORCE,
+    FORCE_LIMIT,
+    FRICTION,
+    GAP,
+    GOAL_TICKS,
+    HALF_GAP,
+    HAS_ACTUATORS,
+    INTEGRAL,
+    K_EXT,
+    K_EXT_S,
+    K_MOTOR,
+    K_MOTOR_S,
+    KD,
+    KI,
+    KP,
+    NEG_CAP,
+    NEG_HALF_GAP,
+    NEG_PROFILE_STEP,
+    NOT_PID_GAIN,
+    PID_GAIN,
+    PID_TARGET,
+    POSITION_GAIN,
+    PREVIOUS,
+    PROFILE_STEP,
+    PROFILE_STEP_DT,
+    RESULT_ROWS,
+    SAFE_SLOPE,
+    SAFE_TICK,
+    SETPOINT,
+    SETPOINT_VELOCITY,
+    SPEED_LIMIT,
+    STARTING,
+    STRIBECK_ALPHA,
+    STRIBECK_VELOCITY,
+    V_NEW,
+    VELOCITY_SETPOINT,
+    WANTED,
+)
 
 # ---------------------------------------------------------------- the numpy runner's
 
@@ -123,176 +193,164 @@ def whole_ticks(x: Any, tick: Any, which: Any, every: bool) -> Any:
     return select(which, whole, x)
 
 
-def servo_step(
-        dt: float, x: np.ndarray, v: np.ndarray, p: np.ndarray, mass: np.ndarray,
-        inertia_dt: np.ndarray,
-        # the bank's commands and what refresh() derives from them
-        pid_target: np.ndarray, speed_limit: np.ndarray, pid_gain: np.ndarray,
-        not_pid_gain: np.ndarray, position_gain: np.ndarray, active_gain: np.ndarray,
-        active: np.ndarray, integral: np.ndarray, previous: np.ndarray,
-        control_p: np.ndarray, control_i: np.ndarray, d_over_dt: np.ndarray,
-        any_feedforward: bool, feedforward: np.ndarray, velocity_setpoint: np.ndarray,
-        any_acceleration_limit: bool, acceleration_limited: np.ndarray,
-        acceleration_step: np.ndarray, command_velocity: np.ndarray,
-        force_limit: np.ndarray, any_force_control: bool, applied_force: np.ndarray,
-        # the actuators (has_actuators False: every motor is Webots' ideal one)
-        has_actuators: bool,
-        any_firmware: bool, any_goal_ticks: bool, goal_ticks: np.ndarray,
-        all_goal_ticks: bool, safe_tick: np.ndarray, following: np.ndarray,
-        any_following: bool, all_following: bool, setpoint: np.ndarray,
-        setpoint_velocity: np.ndarray, any_starting: bool, starting: np.ndarray,
-        profile_step: np.ndarray, neg_profile_step: np.ndarray,
-        profile_step_dt: np.ndarray,
-        any_encoder: bool, encoder: np.ndarray, all_encoder: bool,
-        any_deadband: bool, deadband_edge: np.ndarray,
-        kp: np.ndarray, ki: np.ndarray, kd: np.ndarray,
-        any_friction: bool, friction: np.ndarray,
-        any_envelope: bool, active_slope: np.ndarray, active_drive: np.ndarray,
-        firmware_drive: np.ndarray, cap: np.ndarray, neg_cap: np.ndarray,
-        safe_slope: np.ndarray,
-        any_backlash: bool, half_gap: np.ndarray, neg_half_gap: np.ndarray,
-        gap: np.ndarray,
-        any_load_dependent: bool, k_ext: np.ndarray, k_motor: np.ndarray,
-        k_ext_s: np.ndarray, k_motor_s: np.ndarray, base_s: np.ndarray,
-        stribeck_velocity: np.ndarray, stribeck_alpha: np.ndarray,
-) -> tuple:
-    """One step of the motors' actuators (arrays: every motor; numbers: one motor):
-    ``(v_new, force, wanted, duty, v_cmd, has_duty)``, the velocity each joint reaches
-    (before the body's stops), the motor force (before an off motor's is zeroed),
-    Webots' wanted force and the firmware's duty (for a force at rest, ``force_at_rest``;
-    the duty only where ``has_duty``) and the commanded velocity (the bank's
-    ``command_velocity`` from now on); then the state: ``integral``, ``previous``,
-    ``setpoint``, ``setpoint_velocity``, ``gap``, ``starting``."""
+def servo_step(dt: float, x: Any, v: Any, p: Any, mass: Any, inertia_dt: Any,
+               parameters: Any, commands: Any, state: Any, masks: Any, flags: Any,
+               out: Any) -> None:
+    """One step of the motors' actuators, on the tables of ``tables.py`` (whole tables:
+    every motor; one motor's columns: that motor): the joints' ``x``, ``v``, the body's
+    ``p``, ``mass`` and ``inertia_dt``; the results into the rows of ``out`` (``V_NEW``:
+    the velocity each joint reaches before the body's stops, ``FORCE``: the motor force
+    before an off motor's is zeroed, ``WANTED`` and ``DUTY``: Webots' wanted force and
+    the firmware's duty, for a force at rest), the new state into ``state`` and the
+    ``STARTING`` mask (the ``ANY_STARTING`` flag is the runner's to clear)."""
     # PID -> desired velocity; only powered, position-controlled motors (gain 1)
     # integrate and remember their error, the others keep theirs (Webots)
-    following_now = has_actuators and any_following
+    has_actuators = flags[HAS_ACTUATORS]
+    following_now = has_actuators and flags[ANY_FOLLOWING]
     if not has_actuators:
-        error = pid_target - x
+        error = commands[PID_TARGET] - x
     else:  # the controller sees encoder ticks; a firmware follows its profile
-        reference = pid_target
-        if any_firmware:
-            reference, setpoint, setpoint_velocity, starting = _reference(
-                dt, pid_target, x, v, speed_limit, any_goal_ticks, goal_ticks,
-                all_goal_ticks, safe_tick, following, all_following, setpoint,
-                setpoint_velocity, any_starting, starting, profile_step,
-                neg_profile_step, profile_step_dt)
+        reference = commands[PID_TARGET]
+        if flags[ANY_FIRMWARE]:
+            reference = _reference(dt, x, v, parameters, commands, state, masks, flags)
         seen = x
-        if any_encoder:
-            seen = whole_ticks(x, safe_tick, encoder, all_encoder)
+        if flags[ANY_ENCODER]:
+            seen = whole_ticks(x, parameters[SAFE_TICK], masks[ENCODER], flags[ALL_ENCODER])
         error = reference - seen
-        if any_deadband:  # errors within the deadband drive nothing
-            error = select(np.abs(error) <= deadband_edge, 0.0, error)
-    error *= pid_gain
-    integral += error * dt
+        if flags[ANY_DEADBAND]:  # errors within the deadband drive nothing
+            error = select(np.abs(error) <= parameters[DEADBAND_EDGE], 0.0, error)
+    error *= commands[PID_GAIN]
+    state[INTEGRAL] += error * dt
+    integral = state[INTEGRAL]
+    previous = state[PREVIOUS]
     change = error - previous
-    duty = error  # read only where has_duty
+    duty = error  # read only where following_now
     if following_now:  # the firmware's PWM duty in [-1, 1]
-        duty = kp * error
-        duty += ki * integral
-        duty += kd * (change / dt)
+        duty = parameters[KP] * error
+        duty += parameters[KI] * integral
+        duty += parameters[KD] * (change / dt)
         duty = lower(duty, 1.0)
         duty = raise_(duty, -1.0)
-    u = control_p * error
-    u += control_i * integral
-    change *= d_over_dt
+    u = commands[CONTROL_P] * error
+    u += commands[CONTROL_I] * integral
+    change *= commands[D_OVER_DT]
     u += change
-    previous *= not_pid_gain
+    previous *= commands[NOT_PID_GAIN]
     previous += error
-    if any_feedforward:  # trapezoidal moves: the profile's velocity
-        u += feedforward
+    state[PREVIOUS] = previous
+    if flags[ANY_FEEDFORWARD]:  # trapezoidal moves: the profile's velocity
+        u += commands[FEEDFORWARD]
     # saturate at the speed limit; fmin/fmax also map an undefined output (inf - inf
     # from absurd gains) to the limit, so the state stays finite
+    speed_limit = commands[SPEED_LIMIT]
     v_des = fmin_(u, speed_limit)
     v_des = fmax_(v_des, -speed_limit)
-    v_des *= position_gain
-    v_des += velocity_setpoint  # velocity control: the signed set-point
-    if any_acceleration_limit:
+    v_des *= commands[POSITION_GAIN]
+    v_des += commands[VELOCITY_SETPOINT]  # velocity control: the signed set-point
+    if flags[ANY_ACCELERATION_LIMIT]:
+        command_velocity = state[COMMAND_VELOCITY]
+        acceleration_step = commands[ACCELERATION_STEP]
         ramped = v_des - command_velocity
         ramped = lower(ramped, acceleration_step)
         ramped = raise_(ramped, -acceleration_step)
         ramped += command_velocity
-        v_des = select(acceleration_limited, ramped, v_des)
+        v_des = select(masks[ACCELERATION_LIMITED], ramped, v_des)
     v_cmd = v_des
-    v_cmd *= active_gain  # off motors hold zero velocity (friction only)
+    v_cmd *= commands[ACTIVE_GAIN]  # off motors hold zero velocity (friction only)
+    state[COMMAND_VELOCITY] = v_cmd
 
     # the joint: the motor between the body's p and mass
-    force = v_cmd * mass
-    force -= p
-    wanted = force
-    if not has_actuators:  # (wanted is not read without actuators)
-        force = lower(force, force_limit)
+    wanted = v_cmd * mass
+    wanted -= p
+    out[WANTED] = wanted
+    out[DUTY] = duty
+    if not has_actuators:
+        force_limit = commands[FORCE_LIMIT]
+        force = lower(wanted, force_limit)
         force = raise_(force, -force_limit)
-        v_new = p  # (the body's, not read after)
-        v_new += force
+        out[FORCE] = force
+        v_new = p + force
         v_new /= mass
-        return (v_new, force, wanted, duty, v_cmd, following_now,
-                integral, previous, setpoint, setpoint_velocity, gap, starting)
+        out[V_NEW] = v_new
+        return
     # envelope, firmware drive, backlash, friction
-    force = _drive(wanted, v_cmd, duty, following_now, p, mass, force_limit, following,
-                   all_following, any_friction, friction, any_envelope, active_slope,
-                   active_drive, firmware_drive, cap, neg_cap)
-    if any_backlash:  # the force that reaches the output: none while the gear crosses
+    force = _drive(wanted, v_cmd, duty, following_now, p, mass, parameters, commands,
+                   masks, flags)
+    if flags[ANY_BACKLASH]:  # the force that reaches the output: none while the gear crosses
         free = v_cmd  # how fast the (massless) gear side turns when nothing holds it
         if following_now:
-            free = duty * firmware_drive
-            free /= safe_slope
-            if not all_following:
-                free = select(following, free, v_cmd)
+            free = duty * parameters[FIRMWARE_DRIVE]
+            free /= parameters[SAFE_SLOPE]
+            if not flags[ALL_FOLLOWING]:
+                free = select(masks[FOLLOWING], free, v_cmd)
+        half_gap = parameters[HALF_GAP]
         crossing = free - p / mass
         crossing *= dt
-        crossing += gap
+        crossing += state[GAP]
         open_ = np.abs(crossing) < half_gap
-        open_ &= active
-        closed = np.maximum(crossing, neg_half_gap)
+        open_ &= masks[ACTIVE]
+        closed = np.maximum(crossing, parameters[NEG_HALF_GAP])
         closed = lower(closed, half_gap)
-        gap = select(open_, crossing, closed)
+        state[GAP] = select(open_, crossing, closed)
         force = select(open_, 0.0, force)
+    out[FORCE] = force
     impulse = p + force
-    if not any_friction:
-        return (impulse / mass, force, wanted, duty, v_cmd, following_now,
-                integral, previous, setpoint, setpoint_velocity, gap, starting)
+    if not flags[ANY_FRICTION]:
+        out[V_NEW] = impulse / mass
+        return
+    friction = parameters[FRICTION]
     budget = friction
-    if any_load_dependent:
+    if flags[ANY_LOAD_DEPENDENT]:
         # the gear's load-dependent friction (Rhoban/bam's M5, actuator.py): the external
         # load is the step's p less the inertia's momentum and the motor's own torque
         # (set_torque's, under force control); the motor's torque is the drive's force
         # of powered motors (an off motor's is its static friction) and set_torque's
         external = p - inertia_dt * v
-        motor = force * active_gain
-        if any_force_control:
+        motor = force * commands[ACTIVE_GAIN]
+        if flags[ANY_FORCE_CONTROL]:
+            applied_force = commands[APPLIED_FORCE]
             external -= applied_force
             motor += applied_force
-        near_rest = fade_(v, stribeck_velocity, stribeck_alpha)
-        budget = np.abs(external * k_ext - motor * k_motor)
-        budget += near_rest * (base_s + np.abs(external * k_ext_s - motor * k_motor_s))
+        near_rest = fade_(v, parameters[STRIBECK_VELOCITY], parameters[STRIBECK_ALPHA])
+        budget = np.abs(external * parameters[K_EXT] - motor * parameters[K_MOTOR])
+        budget += near_rest * (parameters[BASE_S] + np.abs(
+            external * parameters[K_EXT_S] - motor * parameters[K_MOTOR_S]))
         budget += friction
     # stuck where the impulse is within the friction
     moving = np.abs(impulse) > budget
-    v_new = select(moving, (impulse - np.sign(impulse) * budget) / mass, 0.0)
-    return (v_new, force, wanted, duty, v_cmd, following_now,
-            integral, previous, setpoint, setpoint_velocity, gap, starting)
+    out[V_NEW] = select(moving, (impulse - np.sign(impulse) * budget) / mass, 0.0)
 
 
-def _reference(dt: float, target: Any, x: Any, v: Any, speed: Any, any_goal_ticks: bool,
-               goal_ticks: Any, all_goal_ticks: bool, safe_tick: Any, following: Any,
-               every: bool, setpoint: Any, setpoint_velocity: Any, any_starting: bool,
-               starting: Any, step: Any, neg_step: Any, step_dt: Any) -> tuple:
-    """The firmware's profile: the set-point one step on towards ``target`` (in whole
+def has_duty(flags: np.ndarray) -> bool:
+    """Whether a step's ``DUTY`` result is the firmware's (some motor follows a
+    firmware's profile), not only a placeholder."""
+    return bool(flags[HAS_ACTUATORS] and flags[ANY_FOLLOWING])
+
+
+def _reference(dt: float, x: Any, v: Any, parameters: Any, commands: Any, state: Any,
+               masks: Any, flags: Any) -> Any:
+    """The firmware's profile: the set-point one step on towards the target (in whole
     ticks, as the goal register holds it) within the speed limit and the acceleration,
-    for the motors ``following`` it (all: ``every``); the others' set-points rest on
-    the present state (a new goal starts from it). ``(reference, setpoint,
-    setpoint_velocity, starting)``: the position the PID compares with, the new state."""
-    if any_goal_ticks:
-        target = whole_ticks(target, safe_tick, goal_ticks, all_goal_ticks)
-    s = setpoint
-    w = setpoint_velocity
+    for the motors following it (``FOLLOWING``); the others' set-points rest on the
+    present state (a new goal starts from it). The position the PID compares with; the
+    set-point and its velocity into ``state``, ``STARTING`` cleared."""
+    target = commands[PID_TARGET]
+    following = masks[FOLLOWING]
+    every = flags[ALL_FOLLOWING]
+    if flags[ANY_GOAL_TICKS]:
+        target = whole_ticks(target, parameters[SAFE_TICK], masks[GOAL_TICKS],
+                             flags[ALL_GOAL_TICKS])
+    s = state[SETPOINT]
+    w = state[SETPOINT_VELOCITY]
     if not every:  # the others rest on their state
         s = select(following, s, x)
         w = select(following, w, v)
-    if any_starting:  # a new goal: the profile from where the motor is now
+    if flags[ANY_STARTING]:  # a new goal: the profile from where the motor is now
+        starting = masks[STARTING]
         s = select(starting, x, s)
         w = select(starting, v, w)
-        starting = starting & False
+        masks[STARTING] = False
+    step = commands[PROFILE_STEP]
     d = target - s
     # the fastest speed from which steps of ``step`` less each still stop on the
     # target (the discrete trapezoid: its ramps are exact to the step):
@@ -300,17 +358,17 @@ def _reference(dt: float, target: Any, x: Any, v: Any, speed: Any, any_goal_tick
     # cancellation of an unlimited acceleration (z -> 0)
     distance = np.abs(d)
     distance *= 2.0
-    root = distance / step_dt
+    root = distance / commands[PROFILE_STEP_DT]
     root += 0.25
     root = np.sqrt(root)
     root += 0.5
     root *= dt
     stopping = distance / root
-    stopping = lower(stopping, speed)
+    stopping = lower(stopping, commands[SPEED_LIMIT])
     stopping *= np.sign(d)
     stopping -= w  # the change the profile wants, within one step's
     stopping = lower(stopping, step)
-    stopping = raise_(stopping, neg_step)
+    stopping = raise_(stopping, commands[NEG_PROFILE_STEP])
     w = w + stopping
     s_new = w * dt
     s_new += s
@@ -320,48 +378,65 @@ def _reference(dt: float, target: Any, x: Any, v: Any, speed: Any, any_goal_tick
     s_new = select(done, target, s_new)
     w = select(done, 0.0, w)
     if every:
-        return s_new, s_new, w, starting
+        state[SETPOINT] = s_new
+        state[SETPOINT_VELOCITY] = w
+        return s_new
     s_new = select(following, s_new, x)
-    return (select(following, s_new, target), s_new, select(following, w, v), starting)
+    state[SETPOINT] = s_new
+    state[SETPOINT_VELOCITY] = select(following, w, v)
+    return select(following, s_new, target)
 
 
 def _drive(wanted: Any, v_cmd: Any, duty: Any, has_duty: bool, p: Any, mass: Any,
-           limit: Any, following: Any, all_following: bool, any_friction: bool,
-           friction: Any, any_envelope: bool, active_slope: Any, active_drive: Any,
-           firmware_drive: Any, cap: Any, neg_cap: Any) -> Any:
+           parameters: Any, commands: Any, masks: Any, flags: Any) -> Any:
     """The motor force of the step: Webots' ``wanted`` force (the one that reaches the
     commanded velocity ``v_cmd``; the firmware's ``duty`` instead where given), within
-    the envelope at the new speed and +-``limit`` (with an envelope: the stall current
-    and max_torque, ``cap``). The new speed is ``(p + force) / mass``."""
-    every = has_duty and all_following and any_envelope  # the duty's force everywhere
+    the envelope at the new speed and +-the force limit (with an envelope: the stall
+    current and max_torque, ``CAP``). The new speed is ``(p + force) / mass``."""
+    any_envelope = flags[ANY_ENVELOPE]
+    every = has_duty and flags[ALL_FOLLOWING] and any_envelope  # the duty's force everywhere
     force = wanted
-    if any_friction and not every:  # Webots' law reaches its velocity through
-        force = force + np.sign(v_cmd) * friction  # the friction too
+    if flags[ANY_FRICTION] and not every:  # Webots' law reaches its velocity through
+        force = force + np.sign(v_cmd) * parameters[FRICTION]  # the friction too
     if not any_envelope:
+        limit = commands[FORCE_LIMIT]
         force = np.minimum(force, limit)
         return raise_(force, -limit)
+    active_slope = commands[ACTIVE_SLOPE]
     slope_p = active_slope * p
     denominator = mass + active_slope
-    full = active_drive * mass
+    full = commands[ACTIVE_DRIVE] * mass
     high_line = full - slope_p  # full drive ahead
     high_line /= denominator
     low_line = -full  # full drive back
     low_line -= slope_p
     low_line /= denominator
     if has_duty:
-        voltage = duty * firmware_drive
+        voltage = duty * parameters[FIRMWARE_DRIVE]
         voltage *= mass
         voltage -= slope_p
         voltage /= denominator
-        force = voltage if every else select(following, voltage, force)
+        force = voltage if every else select(masks[FOLLOWING], voltage, force)
     # the stall current (and max_torque) both ways, where the lines allow it: a motor
     # driven beyond its free speed brakes with its full-drive line anyway
-    high = np.maximum(cap, low_line)
+    high = np.maximum(commands[CAP], low_line)
     high = lower(high, high_line)
-    low = np.maximum(neg_cap, low_line)
+    low = np.maximum(commands[NEG_CAP], low_line)
     low = lower(low, high_line)
     force = np.maximum(force, low)
     return lower(force, high)
+
+
+def step_motors(dt: float, x: np.ndarray, v: np.ndarray, p: np.ndarray, mass: np.ndarray,
+                inertia_dt: np.ndarray, parameters: np.ndarray, commands: np.ndarray,
+                state: np.ndarray, masks: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """numpy's runner: :func:`servo_step` on the whole tables (every motor at once); the
+    results' table (``V_NEW`` ...)."""
+    out = np.empty((RESULT_ROWS, x.shape[0]))
+    servo_step(dt, x, v, p, mass, inertia_dt, parameters, commands, state, masks, flags,
+               out)
+    flags[ANY_STARTING] = False  # the step started their profiles
+    return out
 
 
 def servo_loads(p: np.ndarray, any_force_control: bool, applied_force: np.ndarray,
@@ -412,83 +487,16 @@ def _fade_one(v: float, velocity: float, alpha: float) -> float:
     return np.exp(-(np.abs(v) / velocity) ** alpha)
 
 
-#: servo_step's per-motor arguments as the compiled runner takes them: rows of four
-#: tables, in these orders (the bank's numbers and masks, its actuators'). The bank and
-#: its actuators keep these arrays as the tables' rows, so a table is always current and
-#: goes to numba as one argument, not a dozen (numba takes an array in some 60 ns).
-BANK_FLOATS = ("pid_target", "speed_limit", "pid_gain", "not_pid_gain", "position_gain",
-               "active_gain", "integral", "previous", "control_p", "control_i",
-               "d_over_dt", "feedforward", "velocity_setpoint", "acceleration_step",
-               "force_limit", "applied_force")
-BANK_MASKS = ("active", "acceleration_limited")
-ACTUATOR_FLOATS = ("safe_tick", "setpoint", "setpoint_velocity", "profile_step",
-                   "neg_profile_step", "profile_step_dt", "deadband_edge", "kp", "ki",
-                   "kd", "friction", "active_slope", "active_drive", "firmware_drive",
-                   "cap", "neg_cap", "safe_slope", "half_gap", "neg_half_gap", "gap",
-                   "k_ext", "k_motor", "k_ext_s", "k_motor_s", "base_s",
-                   "stribeck_velocity", "stribeck_alpha")
-ACTUATOR_MASKS = ("goal_ticks", "following", "starting", "encoder")
-#: servo_step's flags of the actuators, as the compiled runner takes them: one array
-ACTUATOR_FLAGS = ("has_actuators", "any_firmware", "any_goal_ticks", "all_goal_ticks",
-                  "any_following", "all_following", "any_starting", "any_encoder",
-                  "all_encoder", "any_deadband", "any_friction", "any_envelope",
-                  "any_backlash", "any_load_dependent")
-#: the compiled runner's results: rows of one array (then ``has_duty``)
-RESULTS = ("v_new", "force", "wanted", "duty", "v_cmd")
-
-
-def _each_motor(
-        dt, x, v, p, mass, inertia_dt, command_velocity, bank_floats, bank_masks,
-        any_feedforward, any_acceleration_limit, any_force_control, actuator_flags,
-        actuator_floats, actuator_masks):
-    """:func:`servo_step` (compiled for one motor) on each motor in turn: its per-step
-    arguments and the bank's flags, the actuators' flags as one array (ACTUATOR_FLAGS),
-    its per-motor ones as the rows of four tables (BANK_FLOATS, BANK_MASKS,
-    ACTUATOR_FLOATS, ACTUATOR_MASKS), the state rows updated in place; ``(results,
-    has_duty)``, servo_step's first five results as the rows of one array (RESULTS)."""
-    (pid_target, speed_limit, pid_gain, not_pid_gain, position_gain, active_gain,
-     integral, previous, control_p, control_i, d_over_dt, feedforward, velocity_setpoint,
-     acceleration_step, force_limit, applied_force) = bank_floats
-    active, acceleration_limited = bank_masks
-    (safe_tick, setpoint, setpoint_velocity, profile_step, neg_profile_step,
-     profile_step_dt, deadband_edge, kp, ki, kd, friction, active_slope, active_drive,
-     firmware_drive, cap, neg_cap, safe_slope, half_gap, neg_half_gap, gap, k_ext,
-     k_motor, k_ext_s, k_motor_s, base_s, stribeck_velocity,
-     stribeck_alpha) = actuator_floats
-    goal_ticks, following, starting, encoder = actuator_masks
-    (has_actuators, any_firmware, any_goal_ticks, all_goal_ticks, any_following,
-     all_following, any_starting, any_encoder, all_encoder, any_deadband, any_friction,
-     any_envelope, any_backlash, any_load_dependent) = actuator_flags
-    n = x.shape[0]
-    results = np.empty((5, n))
-    v_new, force, wanted, duty, v_cmd = results
-    has_duty = has_actuators and any_following
-    for i in range(n):
-        # a bank without actuators passes placeholders of one motor (never read)
-        a = i if has_actuators else 0
-        (v_new[i], force[i], wanted[i], duty[i], v_cmd[i], has_duty, integral[i],
-         previous[i], new_setpoint, new_setpoint_velocity, new_gap,
-         new_starting) = servo_step(
-            dt, x[i], v[i], p[i], mass[i], inertia_dt[i], pid_target[i], speed_limit[i],
-            pid_gain[i], not_pid_gain[i], position_gain[i], active_gain[i], active[i],
-            integral[i], previous[i], control_p[i], control_i[i], d_over_dt[i],
-            any_feedforward, feedforward[i], velocity_setpoint[i],
-            any_acceleration_limit, acceleration_limited[i], acceleration_step[i],
-            command_velocity[i], force_limit[i], any_force_control, applied_force[i],
-            has_actuators, any_firmware, any_goal_ticks, goal_ticks[a], all_goal_ticks,
-            safe_tick[a], following[a], any_following, all_following, setpoint[a],
-            setpoint_velocity[a], any_starting, starting[a], profile_step[a],
-            neg_profile_step[a], profile_step_dt[a], any_encoder, encoder[a],
-            all_encoder, any_deadband, deadband_edge[a], kp[a], ki[a], kd[a],
-            any_friction, friction[a], any_envelope, active_slope[a], active_drive[a],
-            firmware_drive[a], cap[a], neg_cap[a], safe_slope[a], any_backlash,
-            half_gap[a], neg_half_gap[a], gap[a], any_load_dependent, k_ext[a],
-            k_motor[a], k_ext_s[a], k_motor_s[a], base_s[a], stribeck_velocity[a],
-            stribeck_alpha[a])
-        if has_actuators:
-            setpoint[i], setpoint_velocity[i] = new_setpoint, new_setpoint_velocity
-            gap[i], starting[i] = new_gap, new_starting
-    return results, has_duty
+def _each_motor(dt, x, v, p, mass, inertia_dt, parameters, commands, state, masks,
+                flags):
+    """The compiled runner: :func:`servo_step` (compiled for one motor) on each motor's
+    column of the tables in turn, as :func:`step_motors` takes them."""
+    out = np.empty((RESULT_ROWS, x.shape[0]))
+    for i in range(x.shape[0]):
+        servo_step(dt, x[i], v[i], p[i], mass[i], inertia_dt[i], parameters[:, i],
+                   commands[:, i], state[:, i], masks[:, i], flags, out[:, i])
+    flags[ANY_STARTING] = False  # the step started their profiles
+    return out
 
 
 _COMPILED: Callable[..., Any] | None = None
