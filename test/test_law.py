@@ -89,14 +89,22 @@ def absurd_gains(m) -> None:
         m.set_control_pid(1e308, 0.0, 1e308)
 
 
+def numpy_simulation(raw: dict) -> Simulation:
+    """``raw``'s simulation stepping numpy's runner (SERVO_SIM_JIT=0, as without numba)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SERVO_SIM_JIT", "0")
+        sim = Simulation.from_config(raw)
+    assert sim.bank._law is law.step_motors
+    return sim
+
+
 def run_both(raw: dict, steps: int = 300) -> set[str]:
     """``raw``'s simulation on each runner, commanded alike: the same bits throughout
     (each command followed by ``steps`` steps); the names of the state that changed
     (so that a test can say the state it compares was live)."""
-    numpy_sim = Simulation.from_config(raw)
-    compiled_sim = Simulation.from_config(raw)
-    assert compiled_sim.bank.use_compiled_law()
-    assert numpy_sim.bank._law is law.step_motors and compiled_sim.bank._law is law.compiled()
+    numpy_sim = numpy_simulation(raw)
+    compiled_sim = Simulation.from_config(raw)  # by default, where numba is installed
+    assert compiled_sim.bank._law is law.compiled()
     start, changed = state(numpy_sim), set()
     for k, (a, b) in enumerate(zip(commands(numpy_sim), commands(compiled_sim),
                                    strict=True)):
@@ -292,12 +300,12 @@ def test_a_motor_at_half_a_tick_sees_the_even_tick_both_ways(runner):
     fifth motor there without an encoder sees its exact position: no error, no motion
     (and the others are then rounded motor by motor)."""
     assert all((h * TICK) / TICK == h for h in HALF_TICKS)  # exactly half ticks
-    sim = Simulation.from_config({"basic_time_step_ms": 1, "motors": [
+    raw = {"basic_time_step_ms": 1, "motors": [
         {"name": f"m{k}", "min_position": -1.0, "max_position": 1.0, "inertia": 0.01,
          "position": h * TICK, "actuator": {"resolution": 4096 if k < 4 else 0}}
-        for k, h in enumerate([*HALF_TICKS, 2.5])]})
-    if runner == "compiled":
-        assert sim.bank.use_compiled_law()
+        for k, h in enumerate([*HALF_TICKS, 2.5])]}
+    sim = numpy_simulation(raw) if runner == "numpy" else Simulation.from_config(raw)
+    assert (sim.bank._law is law.compiled()) == (runner == "compiled")
     for m in sim.motors:
         m.set_position(m.position)
     sim.step(1)
@@ -318,8 +326,8 @@ def test_a_firmware_goal_at_half_a_tick_is_the_even_tick_on_both_runners():
          "servo": "STS3215-7.4V"} for k in range(len(HALF_TICKS))] + [
         {"name": "webots", "min_position": -1.0, "max_position": 1.0, "inertia": 0.002,
          "actuator": {"resolution": 4096}}]}
-    sims = [Simulation.from_config(raw), Simulation.from_config(raw)]
-    assert sims[1].bank.use_compiled_law()
+    sims = [numpy_simulation(raw), Simulation.from_config(raw)]
+    assert sims[1].bank._law is law.compiled()
     for sim in sims:
         for m, h in zip(sim.motors, [*HALF_TICKS, 2.5], strict=True):
             m.set_position(h * TICK)
@@ -408,6 +416,19 @@ def test_the_run_loops_compiled_cache_is_named_for_its_sources():
     assert compiled.py_func.__qualname__ == f"drive_joints_{sources.hexdigest()[:16]}"
 
 
+@pytest.mark.parametrize("physics", ["dynamic", "kinematic"])
+def test_every_dynamic_body_steps_the_compiled_law_by_default(physics):
+    """Where numba is installed, the per-joint body steps the compiled law as MuJoCo's
+    does (the kinematic mode has no law), at start and after a reset."""
+    servo = "STS3215-7.4V" if physics == "dynamic" else None  # (kinematic: ideal only)
+    sim = Simulation.from_config({"basic_time_step_ms": 1, "physics": physics,
+                                  "motors": [motor("a", None), motor("b", servo)]})
+    compiled = law.compiled() if physics == "dynamic" else law.step_motors
+    assert sim.bank._law is compiled
+    sim.reset()
+    assert sim.bank._law is compiled
+
+
 def test_without_numba_the_law_is_numpys(monkeypatch):
     """SERVO_SIM_JIT=0 stands for a machine without numba: no compiled runner, the bank
     keeps numpy's."""
@@ -434,7 +455,7 @@ def test_no_function_of_the_law_takes_more_than_twelve_parameters():
     """The law reads a few tables by name, not dozens of arrays by position."""
     counts = {name: len(inspect.signature(f).parameters)
               for name, f in law_functions().items()}
-    assert counts["law.servo_step"] == 12 and counts["law._each_motor"] == 11
+    assert counts["law.servo_step"] == 12 and counts["law._each_motor"] == 10
     assert max(counts.values()) <= 12, {n: c for n, c in counts.items() if c > 12}
 
 
@@ -448,7 +469,7 @@ def test_nothing_finds_an_argument_by_its_position_in_a_signature():
 def test_each_tables_rows_are_numbered_once():
     """Each group's row constants are 0 ... its count - 1 once each, the count last: the
     one place the order is written."""
-    groups = {"PARAMETER_ROWS": 17, "COMMAND_ROWS": 21, "STATE_ROWS": 6, "MASK_ROWS": 6,
+    groups = {"PARAMETER_ROWS": 18, "COMMAND_ROWS": 21, "STATE_ROWS": 6, "MASK_ROWS": 6,
               "FLAG_COUNT": 18, "RESULT_ROWS": 4}
     source = inspect.getsource(tables)
     tree = ast.parse(source)
@@ -461,7 +482,7 @@ def test_each_tables_rows_are_numbered_once():
             assert [getattr(tables, n) for n in names] == list(range(len(names)))
     assert seen == groups
     # the named rows of each class are its table's rows, each once
-    for cls, count in ((tables.Parameters, 17), (tables.Commands, 21), (tables.State, 6),
+    for cls, count in ((tables.Parameters, 18), (tables.Commands, 21), (tables.State, 6),
                        (tables.Masks, 6)):
         rows = [v.index for v in vars(cls).values() if isinstance(v, tables.Row)]
         assert sorted(rows) == list(range(count)), cls

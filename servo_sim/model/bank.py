@@ -264,6 +264,7 @@ class MotorBank:
 
         # constants of the step
         self._energy_per_force = self.consumption_factor * self.dt
+        self.parameters.dt = self.dt
         self.flags.any_spring = bool(self.spring_constant.any())
         self._derive_loads()
         self.any_stops = bool(self.stops.any())
@@ -375,8 +376,7 @@ class MotorBank:
         if compiled is None:
             return False
         # compiled now, on copies (the first step would otherwise wait for it)
-        compiled(self.dt, *(np.zeros(self.n) for _ in range(2)), np.zeros(self.n),
-                 np.ones(self.n), np.zeros(self.n),
+        compiled(*(np.zeros(self.n) for _ in range(3)), np.ones(self.n), np.zeros(self.n),
                  *(table.copy() for table in self.law_data.arguments))
         account = law.compiled_account()
         account(np.zeros(self.n), np.ones(self.n), np.zeros(self.n), np.ones(self.n))
@@ -484,7 +484,7 @@ class MotorBank:
         body = self.body
         p, mass = body.momentum(self)
         act = self.actuators
-        out = self._law(dt, self.position, self.velocity, p, mass, body.inertia_dt,
+        out = self._law(self.position, self.velocity, p, mass, body.inertia_dt,
                         *self.law_data.arguments)
         x_new, v_new, stopped, force = body.advance(self, out[V_NEW], out[FORCE])
         if stopped is not None and act is not None and act.flags.any_envelope and stopped.any():

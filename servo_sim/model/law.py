@@ -68,6 +68,7 @@ from .tables import (
     CONTROL_P,
     D_OVER_DT,
     DEADBAND_EDGE,
+    DT,
     DUTY,
     ENCODER,
     FEEDFORWARD,
@@ -193,132 +194,138 @@ def whole_ticks(x: Any, tick: Any, which: Any, every: bool) -> Any:
     return select(which, whole, x)
 
 
-def servo_step(dt: float, x: Any, v: Any, p: Any, mass: Any, inertia_dt: Any,
-               parameters: Any, commands: Any, state: Any, masks: Any, flags: Any,
-               out: Any) -> None:
-    """One step of the motors' actuators, on the tables of ``tables.py`` (whole tables:
-    every motor; one motor's columns: that motor): the joints' ``x``, ``v``, the body's
-    ``p``, ``mass`` and ``inertia_dt``; the results into the rows of ``out`` (``V_NEW``:
-    the velocity each joint reaches before the body's stops, ``FORCE``: the motor force
-    before an off motor's is zeroed, ``WANTED`` and ``DUTY``: Webots' wanted force and
-    the firmware's duty, for a force at rest), the new state into ``state`` and the
-    ``STARTING`` mask (the ``ANY_STARTING`` flag is the runner's to clear)."""
-    # PID -> desired velocity; only powered, position-controlled motors (gain 1)
-    # integrate and remember their error, the others keep theirs (Webots)
-    has_actuators = flags[HAS_ACTUATORS]
-    following_now = has_actuators and flags[ANY_FOLLOWING]
-    if not has_actuators:
-        error = commands[PID_TARGET] - x
-    else:  # the controller sees encoder ticks; a firmware follows its profile
-        reference = commands[PID_TARGET]
-        if flags[ANY_FIRMWARE]:
-            reference = _reference(dt, x, v, parameters, commands, state, masks, flags)
-        seen = x
-        if flags[ANY_ENCODER]:
-            seen = whole_ticks(x, parameters[SAFE_TICK], masks[ENCODER], flags[ALL_ENCODER])
-        error = reference - seen
-        if flags[ANY_DEADBAND]:  # errors within the deadband drive nothing
-            error = select(np.abs(error) <= parameters[DEADBAND_EDGE], 0.0, error)
-    error *= commands[PID_GAIN]
-    state[INTEGRAL] += error * dt
-    integral = state[INTEGRAL]
-    previous = state[PREVIOUS]
-    change = error - previous
-    duty = error  # read only where following_now
-    if following_now:  # the firmware's PWM duty in [-1, 1]
-        duty = parameters[KP] * error
-        duty += parameters[KI] * integral
-        duty += parameters[KD] * (change / dt)
-        duty = lower(duty, 1.0)
-        duty = raise_(duty, -1.0)
-    u = commands[CONTROL_P] * error
-    u += commands[CONTROL_I] * integral
-    change *= commands[D_OVER_DT]
-    u += change
-    previous *= commands[NOT_PID_GAIN]
-    previous += error
-    state[PREVIOUS] = previous
-    if flags[ANY_FEEDFORWARD]:  # trapezoidal moves: the profile's velocity
-        u += commands[FEEDFORWARD]
-    # saturate at the speed limit; fmin/fmax also map an undefined output (inf - inf
-    # from absurd gains) to the limit, so the state stays finite
-    speed_limit = commands[SPEED_LIMIT]
-    v_des = fmin_(u, speed_limit)
-    v_des = fmax_(v_des, -speed_limit)
-    v_des *= commands[POSITION_GAIN]
-    v_des += commands[VELOCITY_SETPOINT]  # velocity control: the signed set-point
-    if flags[ANY_ACCELERATION_LIMIT]:
-        command_velocity = state[COMMAND_VELOCITY]
-        acceleration_step = commands[ACCELERATION_STEP]
-        ramped = v_des - command_velocity
-        ramped = lower(ramped, acceleration_step)
-        ramped = raise_(ramped, -acceleration_step)
-        ramped += command_velocity
-        v_des = select(masks[ACCELERATION_LIMITED], ramped, v_des)
-    v_cmd = v_des
-    v_cmd *= commands[ACTIVE_GAIN]  # off motors hold zero velocity (friction only)
-    state[COMMAND_VELOCITY] = v_cmd
+def servo_step(position: Any, velocity: Any, momentum: Any, joint_mass: Any,
+               joint_inertia_dt: Any, parameters: Any, commands: Any, state: Any,
+               masks: Any, flags: Any, out: Any, motors: Any) -> None:
+    """One step of the ``motors`` in turn, each ``i`` a slice (numpy's runner: every
+    motor at once) or an index (the compiled one: one motor, the tables' entries
+    numbers), on the tables of ``tables.py``: the joints' ``position`` and ``velocity``,
+    the body's ``momentum``, ``joint_mass`` and ``joint_inertia_dt`` (arrays over the
+    motors). The results into the rows of ``out`` (``V_NEW``: the velocity each joint
+    reaches before the body's stops, ``FORCE``: the motor force before an off motor's is
+    zeroed, ``WANTED`` and ``DUTY``: Webots' wanted force and the firmware's duty, for a
+    force at rest), the new state into ``state`` and the ``STARTING`` mask (the
+    ``ANY_STARTING`` flag is the runner's to clear)."""
+    for i in motors:
+        x, v, p, mass = position[i], velocity[i], momentum[i], joint_mass[i]
+        dt = parameters[DT, i]
+        # PID -> desired velocity; only powered, position-controlled motors (gain 1)
+        # integrate and remember their error, the others keep theirs (Webots)
+        has_actuators = flags[HAS_ACTUATORS]
+        following_now = has_actuators and flags[ANY_FOLLOWING]
+        if not has_actuators:
+            error = commands[PID_TARGET, i] - x
+        else:  # the controller sees encoder ticks; a firmware follows its profile
+            reference = commands[PID_TARGET, i]
+            if flags[ANY_FIRMWARE]:
+                reference = _reference(x, v, parameters, commands, state, masks, flags, i)
+            seen = x
+            if flags[ANY_ENCODER]:
+                seen = whole_ticks(x, parameters[SAFE_TICK, i], masks[ENCODER, i],
+                                   flags[ALL_ENCODER])
+            error = reference - seen
+            if flags[ANY_DEADBAND]:  # errors within the deadband drive nothing
+                error = select(np.abs(error) <= parameters[DEADBAND_EDGE, i], 0.0, error)
+        error *= commands[PID_GAIN, i]
+        state[INTEGRAL, i] += error * dt
+        integral = state[INTEGRAL, i]
+        previous = state[PREVIOUS, i]
+        change = error - previous
+        duty = error  # read only where following_now
+        if following_now:  # the firmware's PWM duty in [-1, 1]
+            duty = parameters[KP, i] * error
+            duty += parameters[KI, i] * integral
+            duty += parameters[KD, i] * (change / dt)
+            duty = lower(duty, 1.0)
+            duty = raise_(duty, -1.0)
+        u = commands[CONTROL_P, i] * error
+        u += commands[CONTROL_I, i] * integral
+        change *= commands[D_OVER_DT, i]
+        u += change
+        previous *= commands[NOT_PID_GAIN, i]
+        previous += error
+        state[PREVIOUS, i] = previous
+        if flags[ANY_FEEDFORWARD]:  # trapezoidal moves: the profile's velocity
+            u += commands[FEEDFORWARD, i]
+        # saturate at the speed limit; fmin/fmax also map an undefined output (inf - inf
+        # from absurd gains) to the limit, so the state stays finite
+        speed_limit = commands[SPEED_LIMIT, i]
+        v_des = fmin_(u, speed_limit)
+        v_des = fmax_(v_des, -speed_limit)
+        v_des *= commands[POSITION_GAIN, i]
+        v_des += commands[VELOCITY_SETPOINT, i]  # velocity control: the signed set-point
+        if flags[ANY_ACCELERATION_LIMIT]:
+            command_velocity = state[COMMAND_VELOCITY, i]
+            acceleration_step = commands[ACCELERATION_STEP, i]
+            ramped = v_des - command_velocity
+            ramped = lower(ramped, acceleration_step)
+            ramped = raise_(ramped, -acceleration_step)
+            ramped += command_velocity
+            v_des = select(masks[ACCELERATION_LIMITED, i], ramped, v_des)
+        v_cmd = v_des
+        v_cmd *= commands[ACTIVE_GAIN, i]  # off motors hold zero velocity (friction only)
+        state[COMMAND_VELOCITY, i] = v_cmd
 
-    # the joint: the motor between the body's p and mass
-    wanted = v_cmd * mass
-    wanted -= p
-    out[WANTED] = wanted
-    out[DUTY] = duty
-    if not has_actuators:
-        force_limit = commands[FORCE_LIMIT]
-        force = lower(wanted, force_limit)
-        force = raise_(force, -force_limit)
-        out[FORCE] = force
-        v_new = p + force
-        v_new /= mass
-        out[V_NEW] = v_new
-        return
-    # envelope, firmware drive, backlash, friction
-    force = _drive(wanted, v_cmd, duty, following_now, p, mass, parameters, commands,
-                   masks, flags)
-    if flags[ANY_BACKLASH]:  # the force that reaches the output: none while the gear crosses
-        free = v_cmd  # how fast the (massless) gear side turns when nothing holds it
-        if following_now:
-            free = duty * parameters[FIRMWARE_DRIVE]
-            free /= parameters[SAFE_SLOPE]
-            if not flags[ALL_FOLLOWING]:
-                free = select(masks[FOLLOWING], free, v_cmd)
-        half_gap = parameters[HALF_GAP]
-        crossing = free - p / mass
-        crossing *= dt
-        crossing += state[GAP]
-        open_ = np.abs(crossing) < half_gap
-        open_ &= masks[ACTIVE]
-        closed = np.maximum(crossing, parameters[NEG_HALF_GAP])
-        closed = lower(closed, half_gap)
-        state[GAP] = select(open_, crossing, closed)
-        force = select(open_, 0.0, force)
-    out[FORCE] = force
-    impulse = p + force
-    if not flags[ANY_FRICTION]:
-        out[V_NEW] = impulse / mass
-        return
-    friction = parameters[FRICTION]
-    budget = friction
-    if flags[ANY_LOAD_DEPENDENT]:
-        # the gear's load-dependent friction (Rhoban/bam's M5, actuator.py): the external
-        # load is the step's p less the inertia's momentum and the motor's own torque
-        # (set_torque's, under force control); the motor's torque is the drive's force
-        # of powered motors (an off motor's is its static friction) and set_torque's
-        external = p - inertia_dt * v
-        motor = force * commands[ACTIVE_GAIN]
-        if flags[ANY_FORCE_CONTROL]:
-            applied_force = commands[APPLIED_FORCE]
-            external -= applied_force
-            motor += applied_force
-        near_rest = fade_(v, parameters[STRIBECK_VELOCITY], parameters[STRIBECK_ALPHA])
-        budget = np.abs(external * parameters[K_EXT] - motor * parameters[K_MOTOR])
-        budget += near_rest * (parameters[BASE_S] + np.abs(
-            external * parameters[K_EXT_S] - motor * parameters[K_MOTOR_S]))
-        budget += friction
-    # stuck where the impulse is within the friction
-    moving = np.abs(impulse) > budget
-    out[V_NEW] = select(moving, (impulse - np.sign(impulse) * budget) / mass, 0.0)
+        # the joint: the motor between the body's p and mass
+        wanted = v_cmd * mass
+        wanted -= p
+        out[WANTED, i] = wanted
+        out[DUTY, i] = duty
+        if not has_actuators:
+            force_limit = commands[FORCE_LIMIT, i]
+            force = lower(wanted, force_limit)
+            force = raise_(force, -force_limit)
+            out[FORCE, i] = force
+            v_new = p + force
+            v_new /= mass
+            out[V_NEW, i] = v_new
+            continue
+        # envelope, firmware drive, backlash, friction
+        force = _drive(wanted, v_cmd, duty, following_now, p, mass, parameters, commands,
+                       masks, flags, i)
+        if flags[ANY_BACKLASH]:  # the force that reaches the output: none while the gear crosses
+            free = v_cmd  # how fast the (massless) gear side turns when nothing holds it
+            if following_now:
+                free = duty * parameters[FIRMWARE_DRIVE, i]
+                free /= parameters[SAFE_SLOPE, i]
+                if not flags[ALL_FOLLOWING]:
+                    free = select(masks[FOLLOWING, i], free, v_cmd)
+            half_gap = parameters[HALF_GAP, i]
+            crossing = free - p / mass
+            crossing *= dt
+            crossing += state[GAP, i]
+            open_ = np.abs(crossing) < half_gap
+            open_ &= masks[ACTIVE, i]
+            closed = np.maximum(crossing, parameters[NEG_HALF_GAP, i])
+            closed = lower(closed, half_gap)
+            state[GAP, i] = select(open_, crossing, closed)
+            force = select(open_, 0.0, force)
+        out[FORCE, i] = force
+        impulse = p + force
+        if not flags[ANY_FRICTION]:
+            out[V_NEW, i] = impulse / mass
+            continue
+        friction = parameters[FRICTION, i]
+        budget = friction
+        if flags[ANY_LOAD_DEPENDENT]:
+            # the gear's load-dependent friction (Rhoban/bam's M5, actuator.py): the external
+            # load is the step's p less the inertia's momentum and the motor's own torque
+            # (set_torque's, under force control); the motor's torque is the drive's force
+            # of powered motors (an off motor's is its static friction) and set_torque's
+            external = p - joint_inertia_dt[i] * v
+            motor = force * commands[ACTIVE_GAIN, i]
+            if flags[ANY_FORCE_CONTROL]:
+                applied_force = commands[APPLIED_FORCE, i]
+                external -= applied_force
+                motor += applied_force
+            near_rest = fade_(v, parameters[STRIBECK_VELOCITY, i], parameters[STRIBECK_ALPHA, i])
+            budget = np.abs(external * parameters[K_EXT, i] - motor * parameters[K_MOTOR, i])
+            budget += near_rest * (parameters[BASE_S, i] + np.abs(
+                external * parameters[K_EXT_S, i] - motor * parameters[K_MOTOR_S, i]))
+            budget += friction
+        # stuck where the impulse is within the friction
+        moving = np.abs(impulse) > budget
+        out[V_NEW, i] = select(moving, (impulse - np.sign(impulse) * budget) / mass, 0.0)
 
 
 def has_duty(flags: np.ndarray) -> bool:
@@ -327,30 +334,31 @@ def has_duty(flags: np.ndarray) -> bool:
     return bool(flags[HAS_ACTUATORS] and flags[ANY_FOLLOWING])
 
 
-def _reference(dt: float, x: Any, v: Any, parameters: Any, commands: Any, state: Any,
-               masks: Any, flags: Any) -> Any:
+def _reference(x: Any, v: Any, parameters: Any, commands: Any, state: Any, masks: Any,
+               flags: Any, i: Any) -> Any:
     """The firmware's profile: the set-point one step on towards the target (in whole
     ticks, as the goal register holds it) within the speed limit and the acceleration,
     for the motors following it (``FOLLOWING``); the others' set-points rest on the
     present state (a new goal starts from it). The position the PID compares with; the
     set-point and its velocity into ``state``, ``STARTING`` cleared."""
-    target = commands[PID_TARGET]
-    following = masks[FOLLOWING]
+    dt = parameters[DT, i]
+    target = commands[PID_TARGET, i]
+    following = masks[FOLLOWING, i]
     every = flags[ALL_FOLLOWING]
     if flags[ANY_GOAL_TICKS]:
-        target = whole_ticks(target, parameters[SAFE_TICK], masks[GOAL_TICKS],
+        target = whole_ticks(target, parameters[SAFE_TICK, i], masks[GOAL_TICKS, i],
                              flags[ALL_GOAL_TICKS])
-    s = state[SETPOINT]
-    w = state[SETPOINT_VELOCITY]
+    s = state[SETPOINT, i]
+    w = state[SETPOINT_VELOCITY, i]
     if not every:  # the others rest on their state
         s = select(following, s, x)
         w = select(following, w, v)
     if flags[ANY_STARTING]:  # a new goal: the profile from where the motor is now
-        starting = masks[STARTING]
+        starting = masks[STARTING, i]
         s = select(starting, x, s)
         w = select(starting, v, w)
-        masks[STARTING] = False
-    step = commands[PROFILE_STEP]
+        masks[STARTING, i] = False
+    step = commands[PROFILE_STEP, i]
     d = target - s
     # the fastest speed from which steps of ``step`` less each still stop on the
     # target (the discrete trapezoid: its ramps are exact to the step):
@@ -358,17 +366,17 @@ def _reference(dt: float, x: Any, v: Any, parameters: Any, commands: Any, state:
     # cancellation of an unlimited acceleration (z -> 0)
     distance = np.abs(d)
     distance *= 2.0
-    root = distance / commands[PROFILE_STEP_DT]
+    root = distance / commands[PROFILE_STEP_DT, i]
     root += 0.25
     root = np.sqrt(root)
     root += 0.5
     root *= dt
     stopping = distance / root
-    stopping = lower(stopping, commands[SPEED_LIMIT])
+    stopping = lower(stopping, commands[SPEED_LIMIT, i])
     stopping *= np.sign(d)
     stopping -= w  # the change the profile wants, within one step's
     stopping = lower(stopping, step)
-    stopping = raise_(stopping, commands[NEG_PROFILE_STEP])
+    stopping = raise_(stopping, commands[NEG_PROFILE_STEP, i])
     w = w + stopping
     s_new = w * dt
     s_new += s
@@ -378,17 +386,17 @@ def _reference(dt: float, x: Any, v: Any, parameters: Any, commands: Any, state:
     s_new = select(done, target, s_new)
     w = select(done, 0.0, w)
     if every:
-        state[SETPOINT] = s_new
-        state[SETPOINT_VELOCITY] = w
+        state[SETPOINT, i] = s_new
+        state[SETPOINT_VELOCITY, i] = w
         return s_new
     s_new = select(following, s_new, x)
-    state[SETPOINT] = s_new
-    state[SETPOINT_VELOCITY] = select(following, w, v)
+    state[SETPOINT, i] = s_new
+    state[SETPOINT_VELOCITY, i] = select(following, w, v)
     return select(following, s_new, target)
 
 
 def _drive(wanted: Any, v_cmd: Any, duty: Any, has_duty: bool, p: Any, mass: Any,
-           parameters: Any, commands: Any, masks: Any, flags: Any) -> Any:
+           parameters: Any, commands: Any, masks: Any, flags: Any, i: Any) -> Any:
     """The motor force of the step: Webots' ``wanted`` force (the one that reaches the
     commanded velocity ``v_cmd``; the firmware's ``duty`` instead where given), within
     the envelope at the new speed and +-the force limit (with an envelope: the stall
@@ -397,44 +405,48 @@ def _drive(wanted: Any, v_cmd: Any, duty: Any, has_duty: bool, p: Any, mass: Any
     every = has_duty and flags[ALL_FOLLOWING] and any_envelope  # the duty's force everywhere
     force = wanted
     if flags[ANY_FRICTION] and not every:  # Webots' law reaches its velocity through
-        force = force + np.sign(v_cmd) * parameters[FRICTION]  # the friction too
+        force = force + np.sign(v_cmd) * parameters[FRICTION, i]  # the friction too
     if not any_envelope:
-        limit = commands[FORCE_LIMIT]
+        limit = commands[FORCE_LIMIT, i]
         force = np.minimum(force, limit)
         return raise_(force, -limit)
-    active_slope = commands[ACTIVE_SLOPE]
+    active_slope = commands[ACTIVE_SLOPE, i]
     slope_p = active_slope * p
     denominator = mass + active_slope
-    full = commands[ACTIVE_DRIVE] * mass
+    full = commands[ACTIVE_DRIVE, i] * mass
     high_line = full - slope_p  # full drive ahead
     high_line /= denominator
     low_line = -full  # full drive back
     low_line -= slope_p
     low_line /= denominator
     if has_duty:
-        voltage = duty * parameters[FIRMWARE_DRIVE]
+        voltage = duty * parameters[FIRMWARE_DRIVE, i]
         voltage *= mass
         voltage -= slope_p
         voltage /= denominator
-        force = voltage if every else select(masks[FOLLOWING], voltage, force)
+        force = voltage if every else select(masks[FOLLOWING, i], voltage, force)
     # the stall current (and max_torque) both ways, where the lines allow it: a motor
     # driven beyond its free speed brakes with its full-drive line anyway
-    high = np.maximum(commands[CAP], low_line)
+    high = np.maximum(commands[CAP, i], low_line)
     high = lower(high, high_line)
-    low = np.maximum(commands[NEG_CAP], low_line)
+    low = np.maximum(commands[NEG_CAP, i], low_line)
     low = lower(low, high_line)
     force = np.maximum(force, low)
     return lower(force, high)
 
 
-def step_motors(dt: float, x: np.ndarray, v: np.ndarray, p: np.ndarray, mass: np.ndarray,
+#: servo_step's motors: every one at once
+_EVERY = (slice(None),)
+
+
+def step_motors(x: np.ndarray, v: np.ndarray, p: np.ndarray, mass: np.ndarray,
                 inertia_dt: np.ndarray, parameters: np.ndarray, commands: np.ndarray,
                 state: np.ndarray, masks: np.ndarray, flags: np.ndarray) -> np.ndarray:
     """numpy's runner: :func:`servo_step` on the whole tables (every motor at once); the
     results' table (``V_NEW`` ...)."""
     out = np.empty((RESULT_ROWS, x.shape[0]))
-    servo_step(dt, x, v, p, mass, inertia_dt, parameters, commands, state, masks, flags,
-               out)
+    servo_step(x, v, p, mass, inertia_dt, parameters, commands, state, masks, flags, out,
+               _EVERY)
     flags[ANY_STARTING] = False  # the step started their profiles
     return out
 
@@ -487,14 +499,12 @@ def _fade_one(v: float, velocity: float, alpha: float) -> float:
     return np.exp(-(np.abs(v) / velocity) ** alpha)
 
 
-def _each_motor(dt, x, v, p, mass, inertia_dt, parameters, commands, state, masks,
-                flags):
-    """The compiled runner: :func:`servo_step` (compiled for one motor) on each motor's
-    column of the tables in turn, as :func:`step_motors` takes them."""
+def _each_motor(x, v, p, mass, inertia_dt, parameters, commands, state, masks, flags):
+    """The compiled runner: :func:`servo_step` (compiled for one motor's numbers) on each
+    motor in turn, as :func:`step_motors` takes them."""
     out = np.empty((RESULT_ROWS, x.shape[0]))
-    for i in range(x.shape[0]):
-        servo_step(dt, x[i], v[i], p[i], mass[i], inertia_dt[i], parameters[:, i],
-                   commands[:, i], state[:, i], masks[:, i], flags, out[:, i])
+    servo_step(x, v, p, mass, inertia_dt, parameters, commands, state, masks, flags, out,
+               range(x.shape[0]))
     flags[ANY_STARTING] = False  # the step started their profiles
     return out
 

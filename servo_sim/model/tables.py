@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-# the motors' parameters (the actuators' config, actuator.py)
-(SAFE_TICK, DEADBAND_EDGE, KP, KI, KD, FRICTION, FIRMWARE_DRIVE, SAFE_SLOPE, HALF_GAP,
- NEG_HALF_GAP, K_EXT, K_MOTOR, K_EXT_S, K_MOTOR_S, BASE_S, STRIBECK_VELOCITY,
- STRIBECK_ALPHA, PARAMETER_ROWS) = range(18)
+# the motors' parameters: the step (s) and the actuators' config (actuator.py)
+(DT, SAFE_TICK, DEADBAND_EDGE, KP, KI, KD, FRICTION, FIRMWARE_DRIVE, SAFE_SLOPE,
+ HALF_GAP, NEG_HALF_GAP, K_EXT, K_MOTOR, K_EXT_S, K_MOTOR_S, BASE_S, STRIBECK_VELOCITY,
+ STRIBECK_ALPHA, PARAMETER_ROWS) = range(19)
 
 # the commands, as refresh derives them (bank.py, actuator.py)
 (PID_TARGET, SPEED_LIMIT, PID_GAIN, NOT_PID_GAIN, POSITION_GAIN, ACTIVE_GAIN, CONTROL_P,
@@ -106,6 +106,7 @@ class Parameters(Rows):
     """The motors' parameters the law reads (the actuators': ``actuator.py``)."""
 
     ROWS = PARAMETER_ROWS
+    dt = Row(DT)
     safe_tick = Row(SAFE_TICK)
     deadband_edge = Row(DEADBAND_EDGE)
     kp, ki, kd = Row(KP), Row(KI), Row(KD)

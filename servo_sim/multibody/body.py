@@ -504,8 +504,7 @@ def drive_joints(dt: float, mujoco: tuple, indices: tuple, servo: tuple,
                                       servo_mass, dt)
     servo_loads(p, flags[ANY_FORCE_CONTROL], commands[APPLIED_FORCE], flags[ANY_SPRING],
                 spring_constant, x)
-    results = each_motor(dt, x, v, p, mass, inertia_dt, parameters, commands, state, masks,
-                         flags)
+    results = each_motor(x, v, p, mass, inertia_dt, parameters, commands, state, masks, flags)
     apply(results[V_NEW], v, inertia_dt, own, dofs, applied)
     account(results[FORCE], commands[ACTIVE_GAIN], energy, energy_per_force)
     return results
