@@ -100,7 +100,7 @@ class MotorBank:
         #: every command and step holds this lock (commands may come from any thread)
         self.lock = threading.RLock()
         #: the step's law: numpy's runner, or (use_compiled_law) the compiled one
-        self._law, self._account = law.step_motors, law.account
+        self._law, self._keep_motor_force = law.step_motors, law.keep_motor_force
         self._compiled = False
         #: the law's tables (tables.py): made once, written in place from then on
         data = self.law_data = LawData(len(config.motors))
@@ -378,9 +378,9 @@ class MotorBank:
         # compiled now, on copies (the first step would otherwise wait for it)
         compiled(*(np.zeros(self.n) for _ in range(3)), np.ones(self.n), np.zeros(self.n),
                  *(table.copy() for table in self.law_data.arguments))
-        account = law.compiled_account()
-        account(np.zeros(self.n), np.ones(self.n), np.zeros(self.n), np.ones(self.n))
-        self._law, self._account, self._compiled = compiled, account, True
+        keep = law.compiled_keep_motor_force()
+        keep(np.zeros(self.n), np.ones(self.n), np.zeros(self.n), np.ones(self.n))
+        self._law, self._keep_motor_force, self._compiled = compiled, keep, True
         return True
 
     # ------------------------------------------------------------------ stepping
@@ -399,7 +399,7 @@ class MotorBank:
         supervisor has nothing to do, the steps up to each sensor refresh (at most
         :data:`RUN_STEPS`) in one run of it: the same steps to the bit, fewer calls
         between them. The lock is held for a step or a run; commands come between them."""
-        if self._run is None:  # no run of the body's: step by step, as ever
+        if self._run is None:  # no run of the body's: step by step
             step = self.step
             for _ in range(n):
                 step()
@@ -483,6 +483,7 @@ class MotorBank:
         dt = self.dt
         body = self.body
         p, mass = body.momentum(self)
+        self.servo_loads(p)
         act = self.actuators
         out = self._law(self.position, self.velocity, p, mass, body.inertia_dt,
                         *self.law_data.arguments)
@@ -494,7 +495,8 @@ class MotorBank:
         self.position = x_new
         self.previous_velocity, self.velocity = self.velocity, v_new
         self.period = dt
-        self._account(force, self.commands.active_gain, self.energy, self._energy_per_force)
+        self._keep_motor_force(force, self.commands.active_gain, self.energy,
+                               self._energy_per_force)
         self.motor_force = force
 
     def servo_loads(self, p: np.ndarray) -> None:

@@ -21,7 +21,7 @@ row (``parameters[KP]``). Two runners take it, with the same arguments:
   most of a step. The tests step both and compare them to the bit.
 
 The few operations that differ between an array and a number (in place on an array,
-plain on a number: ``lower``, ``raise_``, ``fmin_``, ``fmax_``, ``rint_``, ``select``;
+plain on a number: ``at_most``, ``at_least``, ``fmin_``, ``fmax_``, ``rint_``, ``select``;
 ``fade_``, whose pow and exp numpy computes otherwise than the C library) are names
 this module's namespace gives each runner. A part a flag turns off is not read.
 """
@@ -119,23 +119,23 @@ from .tables import (
 select = np.where
 
 
-def lower(a: np.ndarray, b: Any) -> np.ndarray:
+def at_most(a: np.ndarray, b: Any) -> np.ndarray:
     """``a`` lowered to ``b`` where above it (in place on an array)."""
     return np.minimum(a, b, out=a)
 
 
-def raise_(a: np.ndarray, b: Any) -> np.ndarray:
+def at_least(a: np.ndarray, b: Any) -> np.ndarray:
     """``a`` raised to ``b`` where below it (in place on an array)."""
     return np.maximum(a, b, out=a)
 
 
 def fmin_(a: np.ndarray, b: Any) -> np.ndarray:
-    """``lower``, a NaN in ``a`` taking ``b`` (numpy's fmin)."""
+    """``at_most``, a NaN in ``a`` taking ``b`` (numpy's fmin)."""
     return np.fmin(a, b, a)
 
 
 def fmax_(a: np.ndarray, b: Any) -> np.ndarray:
-    """``raise_``, a NaN in ``a`` taking ``b`` (numpy's fmax)."""
+    """``at_least``, a NaN in ``a`` taking ``b`` (numpy's fmax)."""
     return np.fmax(a, b, a)
 
 
@@ -236,8 +236,8 @@ def servo_step(position: Any, velocity: Any, momentum: Any, joint_mass: Any,
             duty = parameters[KP, i] * error
             duty += parameters[KI, i] * integral
             duty += parameters[KD, i] * (change / dt)
-            duty = lower(duty, 1.0)
-            duty = raise_(duty, -1.0)
+            duty = at_most(duty, 1.0)
+            duty = at_least(duty, -1.0)
         u = commands[CONTROL_P, i] * error
         u += commands[CONTROL_I, i] * integral
         change *= commands[D_OVER_DT, i]
@@ -258,8 +258,8 @@ def servo_step(position: Any, velocity: Any, momentum: Any, joint_mass: Any,
             command_velocity = state[COMMAND_VELOCITY, i]
             acceleration_step = commands[ACCELERATION_STEP, i]
             ramped = v_des - command_velocity
-            ramped = lower(ramped, acceleration_step)
-            ramped = raise_(ramped, -acceleration_step)
+            ramped = at_most(ramped, acceleration_step)
+            ramped = at_least(ramped, -acceleration_step)
             ramped += command_velocity
             v_des = select(masks[ACCELERATION_LIMITED, i], ramped, v_des)
         v_cmd = v_des
@@ -273,8 +273,8 @@ def servo_step(position: Any, velocity: Any, momentum: Any, joint_mass: Any,
         out[DUTY, i] = duty
         if not has_actuators:
             force_limit = commands[FORCE_LIMIT, i]
-            force = lower(wanted, force_limit)
-            force = raise_(force, -force_limit)
+            force = at_most(wanted, force_limit)
+            force = at_least(force, -force_limit)
             out[FORCE, i] = force
             v_new = p + force
             v_new /= mass
@@ -297,7 +297,7 @@ def servo_step(position: Any, velocity: Any, momentum: Any, joint_mass: Any,
             open_ = np.abs(crossing) < half_gap
             open_ &= masks[ACTIVE, i]
             closed = np.maximum(crossing, parameters[NEG_HALF_GAP, i])
-            closed = lower(closed, half_gap)
+            closed = at_most(closed, half_gap)
             state[GAP, i] = select(open_, crossing, closed)
             force = select(open_, 0.0, force)
         out[FORCE, i] = force
@@ -372,11 +372,11 @@ def _reference(x: Any, v: Any, parameters: Any, commands: Any, state: Any, masks
     root += 0.5
     root *= dt
     stopping = distance / root
-    stopping = lower(stopping, commands[SPEED_LIMIT, i])
+    stopping = at_most(stopping, commands[SPEED_LIMIT, i])
     stopping *= np.sign(d)
     stopping -= w  # the change the profile wants, within one step's
-    stopping = lower(stopping, step)
-    stopping = raise_(stopping, commands[NEG_PROFILE_STEP, i])
+    stopping = at_most(stopping, step)
+    stopping = at_least(stopping, commands[NEG_PROFILE_STEP, i])
     w = w + stopping
     s_new = w * dt
     s_new += s
@@ -409,7 +409,7 @@ def _drive(wanted: Any, v_cmd: Any, duty: Any, has_duty: bool, p: Any, mass: Any
     if not any_envelope:
         limit = commands[FORCE_LIMIT, i]
         force = np.minimum(force, limit)
-        return raise_(force, -limit)
+        return at_least(force, -limit)
     active_slope = commands[ACTIVE_SLOPE, i]
     slope_p = active_slope * p
     denominator = mass + active_slope
@@ -428,11 +428,11 @@ def _drive(wanted: Any, v_cmd: Any, duty: Any, has_duty: bool, p: Any, mass: Any
     # the stall current (and max_torque) both ways, where the lines allow it: a motor
     # driven beyond its free speed brakes with its full-drive line anyway
     high = np.maximum(commands[CAP, i], low_line)
-    high = lower(high, high_line)
+    high = at_most(high, high_line)
     low = np.maximum(commands[NEG_CAP, i], low_line)
-    low = lower(low, high_line)
+    low = at_most(low, high_line)
     force = np.maximum(force, low)
-    return lower(force, high)
+    return at_most(force, high)
 
 
 #: servo_step's motors: every one at once
@@ -461,8 +461,8 @@ def servo_loads(p: np.ndarray, any_force_control: bool, applied_force: np.ndarra
         p -= spring_constant * x
 
 
-def account(force: np.ndarray, active_gain: np.ndarray, energy: np.ndarray,
-            energy_per_force: np.ndarray) -> None:
+def keep_motor_force(force: np.ndarray, active_gain: np.ndarray, energy: np.ndarray,
+                     energy_per_force: np.ndarray) -> None:
     """What the bank keeps of a step's motor force (in place): an off motor's is its
     friction, not motor force (``active_gain`` 0), and the energy each consumed."""
     force *= active_gain
@@ -475,11 +475,11 @@ def _select_one(c: bool, a: float, b: float) -> float:
     return a if c else b
 
 
-def _lower_one(a: float, b: float) -> float:
+def _at_most_one(a: float, b: float) -> float:
     return np.minimum(a, b)
 
 
-def _raise_one(a: float, b: float) -> float:
+def _at_least_one(a: float, b: float) -> float:
     return np.maximum(a, b)
 
 
@@ -510,7 +510,7 @@ def _each_motor(x, v, p, mass, inertia_dt, parameters, commands, state, masks, f
 
 
 _COMPILED: Callable[..., Any] | None = None
-_COMPILED_ACCOUNT: Callable[..., Any] | None = None
+_COMPILED_KEEP: Callable[..., Any] | None = None
 
 
 def numba_jit() -> Callable[[Callable[..., Any]], Callable[..., Any]] | None:
@@ -532,27 +532,27 @@ def compiled() -> Callable[..., Any] | None:
     cache where that is read-only), or None where numba is not installed. The numpy
     runner's functions stay as they are: the compiled ones are the same code in a
     namespace of their own."""
-    global _COMPILED, _COMPILED_ACCOUNT
+    global _COMPILED, _COMPILED_KEEP
     jit = numba_jit()
     if jit is None:
         return None
     if _COMPILED is None:
         namespace = dict(globals())
-        for name, one in (("select", _select_one), ("lower", _lower_one),
-                          ("raise_", _raise_one), ("fmin_", _fmin_one),
+        for name, one in (("select", _select_one), ("at_most", _at_most_one),
+                          ("at_least", _at_least_one), ("fmin_", _fmin_one),
                           ("fmax_", _fmax_one), ("rint_", _rint_one),
                           ("fade_", _fade_one)):
             namespace[name] = jit(one)
         for name in ("whole_ticks", "_reference", "_drive", "servo_step"):
             namespace[name] = jit(clone(globals()[name], namespace))
         _COMPILED = jit(clone(_each_motor, namespace))
-        _COMPILED_ACCOUNT = jit(account)
+        _COMPILED_KEEP = jit(keep_motor_force)
     return _COMPILED
 
 
-def compiled_account() -> Callable[..., Any] | None:
-    """:func:`account` compiled by numba (with :func:`compiled`), or None without it."""
-    return _COMPILED_ACCOUNT if compiled() is not None else None
+def compiled_keep_motor_force() -> Callable[..., Any] | None:
+    """:func:`keep_motor_force` compiled by numba (with :func:`compiled`), or None without it."""
+    return _COMPILED_KEEP if compiled() is not None else None
 
 
 def clone(function: Callable[..., Any], namespace: dict[str, Any], tag: str = ""

@@ -171,7 +171,7 @@ class MujocoBody:
             log.info("%s: %s", path.name, note)
         self.data = data = mj.MjData(model)
         #: the MjData arrays the step reads and writes, as numpy views made once (each
-        #: read of MjData's attribute makes one anew, 0.13 us): MuJoCo keeps its buffers
+        #: read of MjData's attribute makes a new one): MuJoCo keeps its buffers
         self._views = (data.M, data.qfrc_passive, data.qfrc_bias, data.qfrc_applied,
                        data.qpos, data.qvel)
         self.dt = config.basic_time_step_ms / 1000.0
@@ -180,7 +180,7 @@ class MujocoBody:
         #: the work between MuJoCo's two halves compiled (use_compiled), else None:
         #: numpy's momentum and advance; and the read that ends a run (compiled with it)
         self._drive_joints: Any = None
-        self._read = read
+        self._read = joint_state
         self.servo_mass = np.zeros(len(ids))
         self.external = np.zeros(len(ids))
         #: the motors solved together (coupled_rows): their joints' limits are rows of
@@ -233,13 +233,15 @@ class MujocoBody:
     def use_compiled(self, bank: Any) -> bool:
         """The step's array work and the servo law compiled by numba into one call
         (:func:`drive_joints`, which :meth:`run` steps with), where numba is installed
-        (``law.compiled``: the same source); whether they are. The law's numpy calls
-        would otherwise cost some 25 times MuJoCo's own step."""
+        (``law.compiled``: the same source); whether they are: numpy's calls would cost
+        many times MuJoCo's own step."""
         global _COMPILED
         if self._drive_joints is not None:
             return True
         if self.coupled is not None and self.coupled.any():
-            return False  # the solve of coupled rows runs in numpy, step by step
+            # the law compiled; the solve of coupled rows in numpy, step by step
+            bank.use_compiled_law()
+            return False
         started = time.perf_counter()
         if not bank.use_compiled_law():
             return False
@@ -254,7 +256,13 @@ class MujocoBody:
                      "(SERVO_SIM_JIT=0: numpy's)", time.perf_counter() - started)
         return True
 
-    def run(self, bank: Any, steps: int) -> tuple:
+    @property
+    def run(self) -> Any:
+        """:meth:`run_steps` where the step is compiled in one call (``use_compiled``),
+        else None: the bank steps with ``momentum`` and ``advance``."""
+        return self.run_steps if self._drive_joints is not None else None
+
+    def run_steps(self, bank: Any, steps: int) -> tuple:
         """``steps`` dynamic steps (with the compiled law: ``use_compiled``), each as
         ``MotorBank._step_dynamic`` makes it with this body, the work between MuJoCo's
         two halves in one compiled call (:func:`drive_joints`); not the clock or the sensors.
@@ -270,7 +278,7 @@ class MujocoBody:
             step1(model, data)
             results = drive_joints(*arguments)
             step2(model, data)
-        x, v = self._read(qpos, self.qadr, qvel, dadr)  # (numpy's: 0.5 us a step more)
+        x, v = self._read(qpos, self.qadr, qvel, dadr)  # (compiled with drive_joints)
         return x, v, previous, results
 
     def _drive_joints_arguments(self, bank: Any, copies: bool = False) -> tuple:
@@ -331,20 +339,20 @@ class MujocoBody:
     def momentum(self, bank: Any) -> tuple[np.ndarray, np.ndarray]:
         self.mj.mj_step1(self.model, self.data)
         mass_matrix, passive, bias = self._views[:3]
-        p, self.inertia_dt, self._own, mass = gather(
+        p, self.inertia_dt, self._own, mass = joint_momentum(
             mass_matrix, self.diag, passive, bias, self.dadr, bank.velocity, self.external,
             self.servo_mass, self.dt)
-        bank.servo_loads(p)
         return p, mass
 
     def advance(self, bank: Any, velocity: np.ndarray, force: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, None, np.ndarray]:
         _, _, _, applied, qpos, qvel = self._views
-        apply(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr, applied)
+        apply_joint_torques(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr,
+                            applied)
         if self.coupled is not None and self.coupled.any():
             force = self._solve(bank, force)
         self.mj.mj_step2(self.model, self.data)
-        x, v = read(qpos, self.qadr, qvel, self.dadr)
+        x, v = joint_state(qpos, self.qadr, qvel, self.dadr)
         return x, v, None, force
 
     def _solve(self, bank: Any, force: np.ndarray) -> np.ndarray:
@@ -461,18 +469,20 @@ def compile_ahead() -> float | None:
     return time.perf_counter() - started
 
 
-#: read and drive_joints compiled by numba (MujocoBody.use_compiled), made once
+#: joint_state and drive_joints compiled by numba (MujocoBody.use_compiled), made once
 _COMPILED: tuple[Any, Any] | None = None
 
 
 def _compile() -> tuple[Any, Any]:
-    """read and drive_joints compiled by numba, drive_joints with gather, apply and read,
-    the law's loop and its account. drive_joints calls the law's compiled code (law.py,
+    """joint_state and drive_joints compiled by numba, drive_joints with joint_momentum,
+    apply_joint_torques, joint_state, the law's loop and keep_motor_force. drive_joints
+    calls the law's compiled code (law.py,
     tables.py): its cache is named for the sources of the three files."""
     jit = numba_jit()
-    compiled_read = jit(read)
-    namespace = dict(globals(), gather=jit(gather), apply=jit(apply), read=compiled_read,
-                     each_motor=law.compiled(), account=law.compiled_account(),
+    compiled_read = jit(joint_state)
+    namespace = dict(globals(), joint_momentum=jit(joint_momentum),
+                     apply_joint_torques=jit(apply_joint_torques), joint_state=compiled_read,
+                     each_motor=law.compiled(), keep_motor_force=law.compiled_keep_motor_force(),
                      servo_loads=jit(law.servo_loads))
     sources = hashlib.sha256(b"".join(Path(module.__file__).read_bytes()
                                       for module in (law, tables, sys.modules[__name__])))
@@ -481,38 +491,39 @@ def _compile() -> tuple[Any, Any]:
 
 #: what drive_joints calls: _compile gives it the compiled ones (the law's loop,
 #: each_motor, has no numpy form of one motor)
-account, servo_loads, each_motor = law.account, law.servo_loads, None
+keep_motor_force, servo_loads, each_motor = law.keep_motor_force, law.servo_loads, None
 
 
 def drive_joints(dt: float, mujoco: tuple, indices: tuple, servo: tuple,
                  parameters: np.ndarray, commands: np.ndarray, state: np.ndarray,
                  masks: np.ndarray, flags: np.ndarray) -> np.ndarray:
     """A step's work between ``mj_step1`` and ``mj_step2``, compiled only (``run``): as
-    ``MotorBank._step_dynamic`` joins it with this body's ``momentum`` and ``advance``
-    (:func:`gather`, the servo's own loads, the law, :func:`apply`, the force's
-    account), in one call; the law's results (rows: ``tables.V_NEW`` ...). ``mujoco``:
-    MjData's mass matrix, passive, bias and applied forces, qpos and qvel; ``indices``:
-    the driven joints' diagonal in the mass matrix, dofs and qpos addresses; ``servo``:
-    the servos' external loads, implicit mass, spring constants, energy and energy per
-    force; then the law's tables. The joints' state is MuJoCo's (``qpos``, ``qvel``):
-    the bank's after each step (``read``)."""
+    ``MotorBank._step_dynamic`` joins it with this body's ``momentum`` and
+    ``advance`` (:func:`joint_momentum`, the servo's own loads, the law,
+    :func:`apply_joint_torques`, :func:`law.keep_motor_force`), in one call; the
+    law's results (rows: ``tables.V_NEW`` ...). ``mujoco``: MjData's mass matrix,
+    passive, bias and applied forces, qpos and qvel; ``indices``: the driven joints'
+    diagonal in the mass matrix, dofs and qpos addresses; ``servo``: the servos'
+    external loads, implicit mass, spring constants, energy and energy per force;
+    then the law's tables. The joints' state is MuJoCo's (``qpos``, ``qvel``): the
+    bank's after each step (``joint_state``)."""
     mass_matrix, passive, bias, applied, qpos, qvel = mujoco
     diag, dofs, qadr = indices
     external, servo_mass, spring_constant, energy, energy_per_force = servo
-    x, v = read(qpos, qadr, qvel, dofs)
-    p, inertia_dt, own, mass = gather(mass_matrix, diag, passive, bias, dofs, v, external,
-                                      servo_mass, dt)
+    x, v = joint_state(qpos, qadr, qvel, dofs)
+    p, inertia_dt, own, mass = joint_momentum(mass_matrix, diag, passive, bias, dofs, v,
+                                              external, servo_mass, dt)
     servo_loads(p, flags[ANY_FORCE_CONTROL], commands[APPLIED_FORCE], flags[ANY_SPRING],
                 spring_constant, x)
     results = each_motor(x, v, p, mass, inertia_dt, parameters, commands, state, masks, flags)
-    apply(results[V_NEW], v, inertia_dt, own, dofs, applied)
-    account(results[FORCE], commands[ACTIVE_GAIN], energy, energy_per_force)
+    apply_joint_torques(results[V_NEW], v, inertia_dt, own, dofs, applied)
+    keep_motor_force(results[FORCE], commands[ACTIVE_GAIN], energy, energy_per_force)
     return results
 
 
-def gather(mass_matrix: np.ndarray, diag: np.ndarray, passive: np.ndarray,
-           bias: np.ndarray, dofs: np.ndarray, velocity: np.ndarray, external: np.ndarray,
-           servo_mass: np.ndarray, dt: float) -> np.ndarray:
+def joint_momentum(mass_matrix: np.ndarray, diag: np.ndarray, passive: np.ndarray,
+                   bias: np.ndarray, dofs: np.ndarray, velocity: np.ndarray,
+                   external: np.ndarray, servo_mass: np.ndarray, dt: float) -> np.ndarray:
     """``p, inertia_dt, own, mass``, the rows of one array, of the driven joints after
     ``mj_step1``: each one's inertia over the step (the mass matrix's diagonal),
     MuJoCo's own forces on it (passive less bias: gravity, Coriolis), its momentum with
@@ -526,8 +537,9 @@ def gather(mass_matrix: np.ndarray, diag: np.ndarray, passive: np.ndarray,
     return out
 
 
-def apply(velocity_new: np.ndarray, velocity: np.ndarray, inertia_dt: np.ndarray,
-          own: np.ndarray, dofs: np.ndarray, applied: np.ndarray) -> None:
+def apply_joint_torques(velocity_new: np.ndarray, velocity: np.ndarray,
+                        inertia_dt: np.ndarray, own: np.ndarray, dofs: np.ndarray,
+                        applied: np.ndarray) -> None:
     """The torque that takes each driven joint alone to ``velocity_new``, less MuJoCo's
     own forces, into ``applied`` (``qfrc_applied``)."""
     torque = velocity_new - velocity
@@ -536,7 +548,7 @@ def apply(velocity_new: np.ndarray, velocity: np.ndarray, inertia_dt: np.ndarray
     applied[dofs] = torque
 
 
-def read(qpos: np.ndarray, qadr: np.ndarray, qvel: np.ndarray, dofs: np.ndarray
+def joint_state(qpos: np.ndarray, qadr: np.ndarray, qvel: np.ndarray, dofs: np.ndarray
          ) -> np.ndarray:
     """The driven joints' position and velocity, the rows of an array of their own."""
     out = np.empty((2, dofs.shape[0]))
