@@ -513,17 +513,17 @@ _COMPILED: Callable[..., Any] | None = None
 _COMPILED_KEEP: Callable[..., Any] | None = None
 
 
-def numba_jit() -> Callable[[Callable[..., Any]], Callable[..., Any]] | None:
+def numba_jit(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]] | None:
     """numba's ``njit`` as this package compiles with it (cached on disk, without the
-    GIL, a division by zero giving inf or nan as numpy's does), or None where numba is
-    not installed or ``SERVO_SIM_JIT=0`` says not to use it."""
+    GIL, a division by zero giving inf or nan as numpy's does; and numba's ``options``),
+    or None where numba is not installed or ``SERVO_SIM_JIT=0`` says not to use it."""
     if os.environ.get("SERVO_SIM_JIT", "1") == "0":
         return None
     try:
         import numba
     except ImportError:
         return None
-    return numba.njit(cache=True, nogil=True, error_model="numpy")
+    return numba.njit(cache=True, nogil=True, error_model="numpy", **options)
 
 
 def compiled() -> Callable[..., Any] | None:
@@ -543,8 +543,10 @@ def compiled() -> Callable[..., Any] | None:
                           ("fmax_", _fmax_one), ("rint_", _rint_one),
                           ("fade_", _fade_one)):
             namespace[name] = jit(one)
+        # the law inlined into the loop's caller: one function, no array handed on
+        inline = numba_jit(inline="always")
         for name in ("whole_ticks", "_reference", "_drive", "servo_step"):
-            namespace[name] = jit(clone(globals()[name], namespace))
+            namespace[name] = inline(clone(globals()[name], namespace))
         _COMPILED = jit(clone(_each_motor, namespace))
         _COMPILED_KEEP = jit(keep_motor_force)
     return _COMPILED

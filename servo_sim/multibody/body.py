@@ -160,10 +160,12 @@ class MujocoBody:
             ids.append(jid)
         self.joints = np.array(ids, dtype=int)
         self.joint_names = names
-        self.qadr = model.jnt_qposadr[self.joints].copy()
-        self.dadr = model.jnt_dofadr[self.joints].copy()
-        #: each dof's diagonal element in MjData.M (compressed rows, diagonal last)
-        self.diag = (model.M_rowadr[self.dadr] + model.M_rownnz[self.dadr] - 1).copy()
+        dadr = model.jnt_dofadr[self.joints]
+        #: the driven joints' addresses, rows of one array: each dof's diagonal element in
+        #: MjData.M (compressed rows, diagonal last), its dof and its qpos address
+        self.addresses = np.array([model.M_rowadr[dadr] + model.M_rownnz[dadr] - 1, dadr,
+                                   model.jnt_qposadr[self.joints]])
+        self.diag, self.dadr, self.qadr = self.addresses
         passive = np.array([m.passive for m in config.motors], dtype=bool)
         self.driven = ~passive
         self.notes = self._override(config, model)
@@ -291,7 +293,7 @@ class MujocoBody:
         if copies:
             mujoco, servo = (tuple(a.copy() for a in group) for group in (mujoco, servo))
             tables = tuple(a.copy() for a in tables)
-        return (bank.dt, mujoco, (self.diag, self.dadr, self.qadr), servo, *tables)
+        return (bank.dt, mujoco, self.addresses, servo, *tables)
 
     def attach(self, bank: Any) -> None:
         """The model at its reference pose, the motors' joints at the bank's state."""
@@ -494,7 +496,7 @@ def _compile() -> tuple[Any, Any]:
 keep_motor_force, servo_loads, each_motor = law.keep_motor_force, law.servo_loads, None
 
 
-def drive_joints(dt: float, mujoco: tuple, indices: tuple, servo: tuple,
+def drive_joints(dt: float, mujoco: tuple, indices: np.ndarray, servo: tuple,
                  parameters: np.ndarray, commands: np.ndarray, state: np.ndarray,
                  masks: np.ndarray, flags: np.ndarray) -> np.ndarray:
     """A step's work between ``mj_step1`` and ``mj_step2``, compiled only (``run``): as
@@ -503,12 +505,12 @@ def drive_joints(dt: float, mujoco: tuple, indices: tuple, servo: tuple,
     :func:`apply_joint_torques`, :func:`law.keep_motor_force`), in one call; the
     law's results (rows: ``tables.V_NEW`` ...). ``mujoco``: MjData's mass matrix,
     passive, bias and applied forces, qpos and qvel; ``indices``: the driven joints'
-    diagonal in the mass matrix, dofs and qpos addresses; ``servo``: the servos'
+    diagonal in the mass matrix, dofs and qpos addresses (rows); ``servo``: the servos'
     external loads, implicit mass, spring constants, energy and energy per force;
     then the law's tables. The joints' state is MuJoCo's (``qpos``, ``qvel``): the
     bank's after each step (``joint_state``)."""
     mass_matrix, passive, bias, applied, qpos, qvel = mujoco
-    diag, dofs, qadr = indices
+    diag, dofs, qadr = indices[0], indices[1], indices[2]
     external, servo_mass, spring_constant, energy, energy_per_force = servo
     x, v = joint_state(qpos, qadr, qvel, dofs)
     p, inertia_dt, own, mass = joint_momentum(mass_matrix, diag, passive, bias, dofs, v,
