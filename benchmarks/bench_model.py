@@ -65,6 +65,9 @@ def make_sim(n: int) -> Simulation:
 def per_motor_arrays(sim: Simulation) -> list[np.ndarray]:
     n = sim.bank.n
     arrays = [v for v in vars(sim.bank).values() if isinstance(v, np.ndarray) and v.shape == (n,)]
+    law_tables = getattr(sim.bank, "law_data", None)  # the law's rows (model/tables.py)
+    if law_tables is not None:
+        arrays += [row for table in law_tables.arguments[:4] for row in table]
     for sensor in (sim.bank.position_sensor, sim.bank.force_sensor):
         arrays += [v for k, v in vars(sensor).items()
                    if isinstance(v, np.ndarray) and k != "refreshed"]  # per motor only

@@ -281,9 +281,9 @@ def test_a_dynamixel_profile_ramps_and_cruises_for_the_e_manual_times():
     t_cruise = t_arrive = None
     for k in range(1, 2500):
         sim.step()
-        if t_cruise is None and act.setpoint_velocity[0] >= cruise * (1 - 1e-9):
+        if t_cruise is None and act.state.setpoint_velocity[0] >= cruise * (1 - 1e-9):
             t_cruise = k
-        if t_arrive is None and act.setpoint[0] >= ticks * TICK:
+        if t_arrive is None and act.state.setpoint[0] >= ticks * TICK:
             t_arrive = k
     assert t_cruise == pytest.approx(64 * pv / pa, abs=1)
     assert t_arrive == pytest.approx(64 * ticks / pv + 64 * pv / pa, abs=1)
@@ -542,8 +542,8 @@ def test_a_firmware_goal_after_velocity_control_starts_its_profile_from_the_pres
     m.set_position(sign * 1.0)
     sim.step()
     w1 = v0 + sign * 0.1
-    assert act.setpoint_velocity[0] == pytest.approx(w1, abs=1e-12)
-    assert act.setpoint[0] == pytest.approx(x0 + w1 * 0.001, abs=1e-12)
+    assert act.state.setpoint_velocity[0] == pytest.approx(w1, abs=1e-12)
+    assert act.state.setpoint[0] == pytest.approx(x0 + w1 * 0.001, abs=1e-12)
 
 
 FEETECH = {**ENVELOPE, "resolution": 4096, "control": "feetech", "gains": [32, 0, 0]}
@@ -562,9 +562,9 @@ def test_the_firmware_profile_ramps_from_rest_at_its_acceleration_both_ways(
     dt = 0.001
     for k in range(1, 6):
         sim.step()
-        assert act.setpoint_velocity[0] == pytest.approx(sign * k * acceleration * dt,
+        assert act.state.setpoint_velocity[0] == pytest.approx(sign * k * acceleration * dt,
                                                          rel=1e-9)
-        assert act.setpoint[0] == pytest.approx(
+        assert act.state.setpoint[0] == pytest.approx(
             sign * acceleration * dt * dt * k * (k + 1) / 2, rel=1e-9)
 
 
@@ -576,10 +576,10 @@ def test_a_firmware_motor_whose_acceleration_is_0_holds_and_does_not_start(sign)
     m, act = sim.motors[0], sim.bank.actuators
     m.set_position(0.0)
     sim.step(5)
-    assert (m.position, m.velocity, float(act.setpoint[0])) == (0.0, 0.0, 0.0)
+    assert (m.position, m.velocity, float(act.state.setpoint[0])) == (0.0, 0.0, 0.0)
     m.set_position(sign * 1.0)
     sim.step(5)  # (the profile's step is floored at 1e-300 rad/s: nothing to see)
-    assert [m.position, m.velocity, act.setpoint_velocity[0]] == pytest.approx([0, 0, 0],
+    assert [m.position, m.velocity, act.state.setpoint_velocity[0]] == pytest.approx([0, 0, 0],
                                                                               abs=1e-12)
 
 
@@ -592,11 +592,11 @@ def test_a_firmware_goal_after_arriving_starts_its_profile_from_rest(sign):
     m, act = sim.motors[0], sim.bank.actuators
     m.set_position(sign * 10 * TICK)
     sim.step(200)
-    assert (act.setpoint[0], act.setpoint_velocity[0]) == (sign * 10 * TICK, 0.0)
+    assert (act.state.setpoint[0], act.state.setpoint_velocity[0]) == (sign * 10 * TICK, 0.0)
     m.set_position(sign * 20 * TICK)
     sim.step()
-    assert act.setpoint_velocity[0] == pytest.approx(sign * 0.1, rel=1e-9)
-    assert act.setpoint[0] == pytest.approx(sign * (10 * TICK + 1e-4), rel=1e-9)
+    assert act.state.setpoint_velocity[0] == pytest.approx(sign * 0.1, rel=1e-9)
+    assert act.state.setpoint[0] == pytest.approx(sign * (10 * TICK + 1e-4), rel=1e-9)
 
 
 @pytest.mark.parametrize("sign", [1, -1])
@@ -626,7 +626,7 @@ def test_a_firmware_goal_is_whole_ticks_beside_a_webots_motor(sign):
     w.set_position(sign * 0.3)
     sim.step(300)
     act = sim.bank.actuators
-    assert (act.setpoint[0], act.setpoint_velocity[0]) == (sign * 196 * TICK, 0.0)
+    assert (act.state.setpoint[0], act.state.setpoint_velocity[0]) == (sign * 196 * TICK, 0.0)
     assert sim.bank.pid_target[1] == sign * 0.3
 
 
@@ -660,12 +660,12 @@ def test_the_firmware_profile_to_a_square_number_of_ticks_is_the_exact_discrete_
     walked, velocities = [], []
     for _ in range(16):
         sim.step()
-        walked.append(act.setpoint[0] / TICK)
-        velocities.append(act.setpoint_velocity[0] * 1e-3 / TICK)
+        walked.append(act.state.setpoint[0] / TICK)
+        velocities.append(act.state.setpoint_velocity[0] * 1e-3 / TICK)
     per_step = [*range(1, 9), *range(7, 1, -1)]  # ticks a step; the 15th lands: at rest
     assert velocities == pytest.approx([sign * w for w in per_step] + [0.0, 0.0], rel=1e-9)
     assert walked[:14] == pytest.approx(sign * np.cumsum(per_step), rel=1e-9)
-    assert act.setpoint[0] == sign * 64 * TICK  # on the goal's whole ticks, not past them
+    assert act.state.setpoint[0] == sign * 64 * TICK  # on the goal's whole ticks, not past them
 
 
 @pytest.mark.parametrize("sign", [1, -1])
@@ -678,12 +678,12 @@ def test_a_goal_on_the_moving_set_point_is_arrived_at_and_held(sign):
     m, act = sim.motors[0], sim.bank.actuators
     m.set_position(sign * 64 * TICK)
     sim.step(6)
-    assert act.setpoint_velocity[0] == pytest.approx(sign * 6 * TICK / 1e-3, rel=1e-9)
-    assert act.setpoint[0] == sign * 21 * TICK
+    assert act.state.setpoint_velocity[0] == pytest.approx(sign * 6 * TICK / 1e-3, rel=1e-9)
+    assert act.state.setpoint[0] == sign * 21 * TICK
     m.set_position(sign * 21 * TICK)
     for _ in range(3):
         sim.step()
-        assert (act.setpoint[0], act.setpoint_velocity[0]) == (sign * 21 * TICK, 0.0)
+        assert (act.state.setpoint[0], act.state.setpoint_velocity[0]) == (sign * 21 * TICK, 0.0)
 
 
 @pytest.mark.parametrize("sign", [1, -1])

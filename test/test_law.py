@@ -17,7 +17,7 @@ from conftest import REPO
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from servo_sim.model import Simulation, law
+from servo_sim.model import Simulation, law, tables
 from servo_sim.model import bank as bank_module
 from servo_sim.model.config import load_config, to_dict
 from servo_sim.model.profiles import profile_names
@@ -35,7 +35,8 @@ def state(sim: Simulation) -> dict[str, np.ndarray]:
     bank = sim.bank
     out = {name: getattr(bank, name).copy() for name in STATE}
     if bank.actuators is not None:
-        out |= {name: getattr(bank.actuators, name).copy() for name in ACTUATOR_STATE}
+        out |= {name: getattr(bank.state, name).copy() for name in ACTUATOR_STATE[:3]}
+        out["starting"] = bank.masks.starting.copy()
     return out
 
 
@@ -88,14 +89,22 @@ def absurd_gains(m) -> None:
         m.set_control_pid(1e308, 0.0, 1e308)
 
 
+def numpy_simulation(raw: dict) -> Simulation:
+    """``raw``'s simulation stepping numpy's runner (SERVO_SIM_JIT=0, as without numba)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SERVO_SIM_JIT", "0")
+        sim = Simulation.from_config(raw)
+    assert sim.bank._law is law.step_motors
+    return sim
+
+
 def run_both(raw: dict, steps: int = 300) -> set[str]:
     """``raw``'s simulation on each runner, commanded alike: the same bits throughout
     (each command followed by ``steps`` steps); the names of the state that changed
     (so that a test can say the state it compares was live)."""
-    numpy_sim = Simulation.from_config(raw)
-    compiled_sim = Simulation.from_config(raw)
-    assert compiled_sim.bank.use_compiled_law()
-    assert numpy_sim.bank._law is law.servo_step and compiled_sim.bank._law is law.compiled()
+    numpy_sim = numpy_simulation(raw)
+    compiled_sim = Simulation.from_config(raw)  # by default, where numba is installed
+    assert compiled_sim.bank._law is law.compiled()
     start, changed = state(numpy_sim), set()
     for k, (a, b) in enumerate(zip(commands(numpy_sim), commands(compiled_sim),
                                    strict=True)):
@@ -291,12 +300,12 @@ def test_a_motor_at_half_a_tick_sees_the_even_tick_both_ways(runner):
     fifth motor there without an encoder sees its exact position: no error, no motion
     (and the others are then rounded motor by motor)."""
     assert all((h * TICK) / TICK == h for h in HALF_TICKS)  # exactly half ticks
-    sim = Simulation.from_config({"basic_time_step_ms": 1, "motors": [
+    raw = {"basic_time_step_ms": 1, "motors": [
         {"name": f"m{k}", "min_position": -1.0, "max_position": 1.0, "inertia": 0.01,
          "position": h * TICK, "actuator": {"resolution": 4096 if k < 4 else 0}}
-        for k, h in enumerate([*HALF_TICKS, 2.5])]})
-    if runner == "compiled":
-        assert sim.bank.use_compiled_law()
+        for k, h in enumerate([*HALF_TICKS, 2.5])]}
+    sim = numpy_simulation(raw) if runner == "numpy" else Simulation.from_config(raw)
+    assert (sim.bank._law is law.compiled()) == (runner == "compiled")
     for m in sim.motors:
         m.set_position(m.position)
     sim.step(1)
@@ -317,8 +326,8 @@ def test_a_firmware_goal_at_half_a_tick_is_the_even_tick_on_both_runners():
          "servo": "STS3215-7.4V"} for k in range(len(HALF_TICKS))] + [
         {"name": "webots", "min_position": -1.0, "max_position": 1.0, "inertia": 0.002,
          "actuator": {"resolution": 4096}}]}
-    sims = [Simulation.from_config(raw), Simulation.from_config(raw)]
-    assert sims[1].bank.use_compiled_law()
+    sims = [numpy_simulation(raw), Simulation.from_config(raw)]
+    assert sims[1].bank._law is law.compiled()
     for sim in sims:
         for m, h in zip(sim.motors, [*HALF_TICKS, 2.5], strict=True):
             m.set_position(h * TICK)
@@ -328,7 +337,7 @@ def test_a_firmware_goal_at_half_a_tick_is_the_even_tick_on_both_runners():
         assert_same_bits(state(sims[0]), state(sims[1]), "half-tick goals")
     expected = [t * TICK for t in (2, 4, -2, -4)]
     for sim in sims:
-        assert sim.bank.actuators.setpoint[:4].tolist() == expected
+        assert sim.bank.state.setpoint[:4].tolist() == expected
 
 
 def test_the_two_runners_agree_on_the_so101_in_mujoco(monkeypatch):
@@ -342,7 +351,7 @@ def test_the_two_runners_agree_on_the_so101_in_mujoco(monkeypatch):
     numpy_sim = Simulation.from_config(raw)
     monkeypatch.delenv("SERVO_SIM_JIT")
     compiled_sim = Simulation.from_config(raw)
-    assert numpy_sim.bank._law is law.servo_step and compiled_sim.bank._law is law.compiled()
+    assert numpy_sim.bank._law is law.step_motors and compiled_sim.bank._law is law.compiled()
     for k, (a, b) in enumerate(zip(commands(numpy_sim), commands(compiled_sim),
                                    strict=True)):
         a(), b()
@@ -393,17 +402,31 @@ def test_a_run_of_mujoco_steps_is_the_steps_one_by_one(periods):
         assert max(calls) == bank_module.RUN_STEPS
 
 
-def test_the_run_loops_compiled_cache_is_named_for_both_sources():
-    """between calls the law's compiled code from law.py, and numba checks a cache against
-    the function's own file: its cache name carries a hash of both files."""
+def test_the_run_loops_compiled_cache_is_named_for_its_sources():
+    """drive_joints calls the law's compiled code from law.py (on tables.py's rows), and
+    numba checks a cache against the function's own file: its cache name carries a hash
+    of the three files."""
     pytest.importorskip("mujoco", reason="MuJoCo is not installed")
     import hashlib
     from pathlib import Path
 
     from servo_sim.multibody import body
     compiled = body._compile()[1]
-    sources = hashlib.sha256(Path(law.__file__).read_bytes() + Path(body.__file__).read_bytes())
-    assert compiled.py_func.__qualname__ == f"between_{sources.hexdigest()[:16]}"
+    sources = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (law, tables, body)))
+    assert compiled.py_func.__qualname__ == f"drive_joints_{sources.hexdigest()[:16]}"
+
+
+@pytest.mark.parametrize("physics", ["dynamic", "kinematic"])
+def test_every_dynamic_body_steps_the_compiled_law_by_default(physics):
+    """Where numba is installed, the per-joint body steps the compiled law as MuJoCo's
+    does (the kinematic mode has no law), at start and after a reset."""
+    servo = "STS3215-7.4V" if physics == "dynamic" else None  # (kinematic: ideal only)
+    sim = Simulation.from_config({"basic_time_step_ms": 1, "physics": physics,
+                                  "motors": [motor("a", None), motor("b", servo)]})
+    compiled = law.compiled() if physics == "dynamic" else law.step_motors
+    assert sim.bank._law is compiled
+    sim.reset()
+    assert sim.bank._law is compiled
 
 
 def test_without_numba_the_law_is_numpys(monkeypatch):
@@ -412,60 +435,92 @@ def test_without_numba_the_law_is_numpys(monkeypatch):
     monkeypatch.setenv("SERVO_SIM_JIT", "0")
     assert law.compiled() is None and law.numba_jit() is None
     sim = Simulation.from_config({"basic_time_step_ms": 1, "motors": [motor("a", None)]})
-    assert not sim.bank.use_compiled_law() and sim.bank._law is law.servo_step
+    assert not sim.bank.use_compiled_law() and sim.bank._law is law.step_motors
 
 
-def test_the_compiled_runner_takes_servo_steps_arguments():
-    """One argument list: the loop over the motors takes each of servo_step's arguments
-    once, as its own or as the row of a table, each table's rows in the order the bank
-    and its actuators keep them (law.BANK_FLOATS ...), and passes them all to servo_step
-    in its order."""
-    tree = ast.parse(inspect.getsource(law._each_motor))
-    function = tree.body[0]
-    tables = {"bank_floats": law.BANK_FLOATS, "bank_masks": law.BANK_MASKS,
-              "actuator_floats": law.ACTUATOR_FLOATS, "actuator_masks": law.ACTUATOR_MASKS,
-              "actuator_flags": law.ACTUATOR_FLAGS}
-    own = [a.arg for a in function.args.args if a.arg not in tables]
-    unpacked = {}
-    for node in function.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
-                and node.value.id in tables:
-            unpacked[node.value.id] = tuple(t.id for t in node.targets[0].elts)
-    assert unpacked == tables
-    expected = list(inspect.signature(law.servo_step).parameters)
-    assert sorted(own + [n for rows in tables.values() for n in rows]) == sorted(expected)
-    call = next(n for n in ast.walk(function) if isinstance(n, ast.Call)
-                and getattr(n.func, "id", None) == "servo_step")
-    passed = [a.value.id if isinstance(a, ast.Subscript) else a.id for a in call.args]
-    assert passed == expected
-    # the results' rows, as the bank unpacks them
-    assert law.RESULTS == ("v_new", "force", "wanted", "duty", "v_cmd")
+def law_functions() -> dict[str, object]:
+    """Every function of the law's modules (law.py, and the MuJoCo body's compiled step
+    where MuJoCo is installed)."""
+    functions = {f"law.{name}": f for name, f in vars(law).items()
+                 if inspect.isfunction(f) and f.__module__ == law.__name__}
+    try:
+        from servo_sim.multibody import body
+    except ImportError:
+        return functions
+    return functions | {f"body.{name}": f for name, f in vars(body).items()
+                        if inspect.isfunction(f) and f.__module__ == body.__name__}
 
 
-def test_the_tables_rows_are_the_banks_and_actuators_arrays():
-    """Each row of the compiled runner's tables is the array the bank or its actuators
-    step with (a write to either is a write to both), and its flags are theirs, at
-    start, after a reset and after a parameter change."""
+def test_no_function_of_the_law_takes_more_than_twelve_parameters():
+    """The law reads a few tables by name, not dozens of arrays by position."""
+    counts = {name: len(inspect.signature(f).parameters)
+              for name, f in law_functions().items()}
+    assert counts["law.servo_step"] == 12 and counts["law._each_motor"] == 10
+    assert max(counts.values()) <= 12, {n: c for n, c in counts.items() if c > 12}
+
+
+def test_nothing_finds_an_argument_by_its_position_in_a_signature():
+    """No module of the package reads a function's argument names (co_varnames)."""
+    found = [str(path.relative_to(REPO)) for path in (REPO / "servo_sim").rglob("*.py")
+             if "co_varnames" in path.read_text()]
+    assert found == []
+
+
+def test_each_tables_rows_are_numbered_once():
+    """Each group's row constants are 0 ... its count - 1 once each, the count last: the
+    one place the order is written."""
+    groups = {"PARAMETER_ROWS": 18, "COMMAND_ROWS": 21, "STATE_ROWS": 6, "MASK_ROWS": 6,
+              "FLAG_COUNT": 18, "RESULT_ROWS": 4}
+    source = inspect.getsource(tables)
+    tree = ast.parse(source)
+    seen = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple):
+            names = [t.id for t in node.targets[0].elts]
+            assert ast.unparse(node.value) == f"range({len(names)})", names
+            seen[names[-1]] = len(names) - 1
+            assert [getattr(tables, n) for n in names] == list(range(len(names)))
+    assert seen == groups
+    # the named rows of each class are its table's rows, each once
+    for cls, count in ((tables.Parameters, 18), (tables.Commands, 21), (tables.State, 6),
+                       (tables.Masks, 6)):
+        rows = [v.index for v in vars(cls).values() if isinstance(v, tables.Row)]
+        assert sorted(rows) == list(range(count)), cls
+
+
+def test_the_banks_rows_are_the_law_tables_rows():
+    """Each named row of the bank and its actuators is the row of the table the law
+    steps with (a write to either is a write to both), at start, after a reset and after
+    a parameter change; a reset writes the state in place (nobody rebinds)."""
     sim = Simulation.from_config({"basic_time_step_ms": 1, "motors": [
         motor("a", "STS3215-7.4V"), motor("b", None)]})
+    data = sim.bank.law_data
+    arguments = data.arguments
+    sim.motors[0].set_position(0.5)
+    sim.step(50)
     for when in ("start", "reset", "set_parameter"):
         if when == "reset":
             sim.reset()
+            assert not data.state.table[tables.INTEGRAL].any()
+            assert not data.state.table[tables.COMMAND_VELOCITY].any()
         elif when == "set_parameter":
             sim.set_parameter("a", "actuator.gains", [20, 1, 24])
         bank, act = sim.bank, sim.bank.actuators
-        arguments = dict(zip(inspect.signature(law.servo_step).parameters,
-                             bank._law_arguments(bank.position, bank.position,
-                                                 bank.position), strict=True))
-        for table, names in ((bank._law_floats, law.BANK_FLOATS),
-                             (bank._law_masks, law.BANK_MASKS),
-                             (act.floats, law.ACTUATOR_FLOATS),
-                             (act.masks, law.ACTUATOR_MASKS)):
-            for row, name in zip(table, names, strict=True):
-                assert np.shares_memory(row, arguments[name]), (when, name)
-                assert row.base is table.base or row.base is table, (when, name)
-        flags = act.compiled_arguments[0]
-        assert flags.tolist() == [arguments[name] for name in law.ACTUATOR_FLAGS], when
+        assert bank.law_data is data and data.arguments is arguments, when
+        for group in ("parameters", "commands", "state", "masks", "flags"):
+            assert getattr(bank, group) is getattr(act, group) is getattr(data, group)
+        for name, row in vars(type(bank)).items():
+            if isinstance(row, tables.Row):
+                table = getattr(data, row.table).table
+                assert np.shares_memory(getattr(bank, name), table[row.index]), (when, name)
+        for group in (data.parameters, data.commands, data.state, data.masks):
+            for name, row in vars(type(group)).items():
+                if isinstance(row, tables.Row):
+                    assert getattr(group, name).base is group.table, (when, name)
+                    assert np.shares_memory(getattr(group, name), group.table[row.index])
+        flags = data.flags.table
+        assert act.flags.any_firmware and flags[tables.ANY_FIRMWARE], when
+        assert act.flags.has_actuators and flags[tables.HAS_ACTUATORS], when
 
 
 @settings(max_examples=50, deadline=None)

@@ -58,7 +58,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .config import ActuatorConfig, MotorConfig
-from .law import ACTUATOR_FLAGS, ACTUATOR_FLOATS, ACTUATOR_MASKS, servo_step
+from .tables import LawData
 
 #: The firmware control period the I and D terms are counted in, s (our choice).
 FIRMWARE_PERIOD_S = 0.001
@@ -74,36 +74,25 @@ def _column(actuators: Sequence[ActuatorConfig], get) -> np.ndarray:
     return np.array([get(a) for a in actuators], dtype=float)
 
 
-#: the actuators' state the step changes
-_STATE = ("setpoint", "setpoint_velocity", "gap", "starting")
-#: where any_starting is in step_arguments() and in tables()'s flags
-_NAMES = servo_step.__code__.co_varnames[:servo_step.__code__.co_argcount]
-_STARTING_AT = _NAMES.index("any_starting") - _NAMES.index("has_actuators")
-_FLAGS_STARTING_AT = ACTUATOR_FLAGS.index("any_starting")
-
-
 class Actuators:
-    """The actuator parameters and state of a bank's motors; their part of the step is
-    ``law.servo_step``, which takes these arrays (``step_arguments``)."""
+    """The actuator parameters and state of a bank's motors, kept in the rows of the
+    bank's law tables (``tables.LawData``: ``parameters``, ``commands``, ``state``,
+    ``masks``, ``flags``); their part of the step is ``law.servo_step``."""
 
-    def __init__(self, motors: Sequence[MotorConfig], dt: float) -> None:
+    def __init__(self, motors: Sequence[MotorConfig], dt: float, data: LawData) -> None:
+        """The actuators of ``motors`` (a step of ``dt`` s), their parameters written into
+        ``data``'s rows; its state rows as they are (a parameter change keeps them)."""
         acts = [m.actuator or _NO_ACTUATOR for m in motors]
         col = lambda get: _column(acts, get)  # noqa: E731
         self.dt = dt
-        n = len(acts)
-        #: law.servo_step's per-motor arrays, each a row of one of two tables (the
-        #: compiled runner takes the tables): written in place, never rebound
-        self.floats = np.zeros((len(ACTUATOR_FLOATS), n))
-        self.masks = np.zeros((len(ACTUATOR_MASKS), n), dtype=bool)
-        for names, table in ((ACTUATOR_FLOATS, self.floats), (ACTUATOR_MASKS, self.masks)):
-            for name, row in zip(names, table, strict=True):
-                setattr(self, name, row)
-        self._state_rows = tuple(getattr(self, name) for name in _STATE)
+        self.parameters, self.commands = data.parameters, data.commands
+        self.state, self.masks, self.flags = data.state, data.masks, data.flags
+        self.flags.has_actuators = True
         #: the firmware's gains (kp, ki, kd) and the M5 friction (k_ext ... base_s): rows
-        self.gains = self.floats[ACTUATOR_FLOATS.index("kp"):][:3]
-        self.load_friction = self.floats[ACTUATOR_FLOATS.index("k_ext"):][:5]
+        self.gains = self.parameters.gains
+        self.load_friction = self.parameters.load_friction
         envelope = col(lambda a: a.envelope).astype(bool)
-        self.any_envelope = bool(envelope.any())
+        self.flags.any_envelope = bool(envelope.any())
         # tau = u * drive - slope * w (implicit in w): drive = stall * V / V_rated, of
         # the motor inside the gear (ActuatorConfig.motor_inside: the datasheet's figures
         # are the output's, the gear's friction included)
@@ -112,39 +101,42 @@ class Actuators:
                                          for (stall, _), a in zip(inside, acts, strict=True)],
                               np.inf)
         self.slope = np.where(envelope, [stall / speed for stall, speed in inside], 0.0)
-        self.safe_slope[:] = np.where(self.slope > 0, self.slope, 1.0)
+        self.parameters.safe_slope = np.where(self.slope > 0, self.slope, 1.0)
         self.tick = col(lambda a: 2 * math.pi / a.resolution if a.resolution else 0.0)
-        self.encoder[:] = self.tick > 0
-        self.any_encoder = bool(self.encoder.any())
-        self.all_encoder = bool(self.encoder.all())
-        self.safe_tick[:] = np.where(self.encoder, self.tick, 1.0)
-        self.half_gap[:] = col(lambda a: a.backlash / 2)
-        self.neg_half_gap[:] = -self.half_gap
-        self.any_backlash = bool(self.half_gap.any())
-        # self.gap: gear side minus output, within +-half_gap (0 at start)
+        self.masks.encoder = self.tick > 0
+        self.flags.any_encoder = bool(self.masks.encoder.any())
+        self.flags.all_encoder = bool(self.masks.encoder.all())
+        self.parameters.safe_tick = np.where(self.masks.encoder, self.tick, 1.0)
+        self.parameters.half_gap = col(lambda a: a.backlash / 2)
+        self.parameters.neg_half_gap = -self.parameters.half_gap
+        self.flags.any_backlash = bool(self.parameters.half_gap.any())
+        # self.state.gap: gear side minus output, within +-half_gap (0 at start)
         self.deadband = col(lambda a: a.deadband)
-        self.deadband_edge[:] = self.deadband * (1 + 1e-9)  # errors within: drive nothing
-        self.any_deadband = bool(self.deadband.any())
-        self.friction[:] = col(lambda a: a.friction)
-        self.any_load_dependent = any(a.load_dependent for a in acts)
-        self.any_friction = bool(self.friction.any()) or self.any_load_dependent
-        if self.any_load_dependent:  # Rhoban/bam's M5 friction budget
+        self.parameters.deadband_edge = self.deadband * (1 + 1e-9)  # errors within: drive nothing
+        self.flags.any_deadband = bool(self.deadband.any())
+        self.parameters.friction = col(lambda a: a.friction)
+        self.flags.any_load_dependent = any(a.load_dependent for a in acts)
+        self.flags.any_friction = (bool(self.parameters.friction.any())
+                                   or self.flags.any_load_dependent)
+        if self.flags.any_load_dependent:  # Rhoban/bam's M5 friction budget
             self.load_friction[:] = np.array(
                 [[a.load_friction_external, a.load_friction_motor,
                   a.load_friction_external_stribeck, a.load_friction_motor_stribeck,
                   a.friction_stribeck] for a in acts]).T
-            self.stribeck_velocity[:] = col(lambda a: a.stribeck_velocity or 1.0)
-            self.stribeck_alpha[:] = col(lambda a: a.stribeck_alpha or 1.0)
+            self.parameters.stribeck_velocity = col(lambda a: a.stribeck_velocity or 1.0)
+            self.parameters.stribeck_alpha = col(lambda a: a.stribeck_alpha or 1.0)
         else:  # read by the step only where some motor has it (law.py): any numbers
-            self.stribeck_velocity[:] = self.stribeck_alpha[:] = 1.0
+            self.load_friction[:] = 0.0
+            self.parameters.stribeck_velocity = self.parameters.stribeck_alpha = 1.0
         self.firmware = col(lambda a: a.control != "webots").astype(bool)
-        self.any_firmware = bool(self.firmware.any())
+        self.flags.any_firmware = bool(self.firmware.any())
         # a firmware's goal register holds whole ticks
-        self.goal_ticks[:] = self.firmware & self.encoder
-        self.any_goal_ticks = bool(self.goal_ticks.any())
-        self.all_goal_ticks = bool(self.goal_ticks.all())
-        self.firmware_drive[:] = np.where(self.firmware, self.drive, 0.0)
+        self.masks.goal_ticks = self.firmware & self.masks.encoder
+        self.flags.any_goal_ticks = bool(self.masks.goal_ticks.any())
+        self.flags.all_goal_ticks = bool(self.masks.goal_ticks.all())
+        self.parameters.firmware_drive = np.where(self.firmware, self.drive, 0.0)
         # self.gains: duty per rad, per rad*s, per rad/s
+        self.gains[:] = 0.0
         for i, a in enumerate(acts):
             if a.control in LAWS:
                 full, divisors = LAWS[a.control]
@@ -153,12 +145,14 @@ class Actuators:
                             for g, k in zip(a.gains, divisors, strict=False))
                 self.gains[:, i] = (p * per_rad, i_ * per_rad / FIRMWARE_PERIOD_S,
                                     d * per_rad * FIRMWARE_PERIOD_S)
-        # self.setpoint, self.setpoint_velocity: the profile generator's (firmware laws)
+        # self.state.setpoint, self.state.setpoint_velocity: the profile generator's (firmware laws)
         # refreshed with the bank's commands (refresh()): envelope of powered motors only
-        self.any_following = self.all_following = False
-        # self.starting: the motors that began following since the last step: their
+        self.masks.following[:] = False
+        self.flags.any_following = self.flags.all_following = False
+        # self.masks.starting: the motors that began following since the last step: their
         # profile starts from the present state (see reference)
-        self.any_starting = False
+        self.masks.starting[:] = False
+        self.flags.any_starting = False
         self.refresh(np.zeros(len(acts), dtype=bool), np.zeros(len(acts), dtype=bool),
                      np.zeros(len(acts)), np.full(len(acts), -1.0))
 
@@ -176,71 +170,31 @@ class Actuators:
         ``reference`` then take them."""
         # the profile's velocity change of one step at the acceleration (unlimited:
         # 1e100 * dt), and that times dt
-        step = self.profile_step
+        step = self.commands.profile_step
         np.copyto(step, np.where(acceleration >= 0.0, acceleration, 1e100))
         step *= self.dt
         np.maximum(step, 1e-300, out=step)
-        np.negative(step, out=self.neg_profile_step)
-        np.multiply(step, self.dt, out=self.profile_step_dt)
-        np.copyto(self.active_drive, np.where(active, self.drive, np.inf))
+        np.negative(step, out=self.commands.neg_profile_step)
+        np.multiply(step, self.dt, out=self.commands.profile_step_dt)
+        np.copyto(self.commands.active_drive, np.where(active, self.drive, np.inf))
         # the stall current (and max_torque) both ways
-        np.minimum(limit, self.active_drive, out=self.cap)
-        np.negative(self.cap, out=self.neg_cap)
-        np.copyto(self.active_slope, np.where(active, self.slope, 0.0))
+        np.minimum(limit, self.commands.active_drive, out=self.commands.cap)
+        np.negative(self.commands.cap, out=self.commands.neg_cap)
+        np.copyto(self.commands.active_slope, np.where(active, self.slope, 0.0))
         following = self.firmware & position_control
-        np.copyto(self.starting, (self.starting | (following & ~self.following)) & following)
-        self.any_starting = bool(self.starting.any())
-        np.copyto(self.following, following)
-        self.any_following = bool(self.following.any())
-        self.all_following = bool(self.following.all())
-        #: law.servo_step's actuator arguments, for numpy's runner and the compiled one
-        self.arguments = self.step_arguments()
-        self.compiled_arguments = self.tables()
-
-    def step_arguments(self, present: bool = True) -> tuple:
-        """The actuator arguments of ``law.servo_step``, in its order (``present``
-        False: the bank has no actuators, and these arrays are only placeholders)."""
-        k_ext, k_motor, k_ext_s, k_motor_s, base_s = self.load_friction
-        kp, ki, kd = self.gains
-        return [present,
-                self.any_firmware, self.any_goal_ticks, self.goal_ticks,
-                self.all_goal_ticks, self.safe_tick, self.following,
-                self.any_following, self.all_following, self.setpoint,
-                self.setpoint_velocity, self.any_starting, self.starting,
-                self.profile_step, self.neg_profile_step, self.profile_step_dt,
-                self.any_encoder, self.encoder, self.all_encoder,
-                self.any_deadband, self.deadband_edge, kp, ki, kd,
-                self.any_friction, self.friction,
-                self.any_envelope, self.active_slope, self.active_drive,
-                self.firmware_drive, self.cap, self.neg_cap, self.safe_slope,
-                self.any_backlash, self.half_gap, self.neg_half_gap, self.gap,
-                self.any_load_dependent, k_ext, k_motor, k_ext_s, k_motor_s, base_s,
-                self.stribeck_velocity, self.stribeck_alpha]
-
-    def tables(self, present: bool = True) -> list:
-        """The compiled runner's actuator arguments (``law._each_motor``'s last three):
-        the flags (``law.ACTUATOR_FLAGS``) as one array, the two tables."""
-        flags = np.array([present, *(getattr(self, name) for name in ACTUATOR_FLAGS[1:])],
-                         dtype=bool)
-        return [flags, self.floats, self.masks]
-
-    def keep(self, result: tuple | None = None) -> None:
-        """The state after a step: numpy's runner's new arrays (``law.servo_step``'s last
-        four results: set-point, its velocity, backlash gap, starting) copied into this
-        one's rows; the compiled runner's (``None``) are updated in place already."""
-        if result is not None:
-            for row, new in zip(self._state_rows, result[8:], strict=True):
-                if new is not row:
-                    np.copyto(row, new)
-        if self.any_starting:  # the step started their profiles
-            self.any_starting = self.arguments[_STARTING_AT] = False
-            self.compiled_arguments[0][_FLAGS_STARTING_AT] = False
+        masks = self.masks
+        np.copyto(masks.starting, (masks.starting | (following & ~masks.following)) & following)
+        self.flags.any_starting = bool(self.masks.starting.any())
+        np.copyto(self.masks.following, following)
+        self.flags.any_following = bool(self.masks.following.any())
+        self.flags.all_following = bool(self.masks.following.all())
 
     def force_at_rest(self, wanted: np.ndarray, duty: np.ndarray | None,
                       limit: np.ndarray) -> np.ndarray:
         """The motor force of motors that a hard stop holds at rest: the drive at speed 0
         (``force``'s envelope is at the speed the motor would have reached)."""
-        cap = np.minimum(self.active_drive, limit)
+        cap = np.minimum(self.commands.active_drive, limit)
         if duty is not None:
-            wanted = np.where(self.following, duty * self.firmware_drive, wanted)
+            wanted = np.where(self.masks.following, duty * self.parameters.firmware_drive, wanted)
         return np.clip(wanted, -cap, cap)
+

@@ -40,6 +40,25 @@ from .body import Body, JointBodies
 from .config import MotorConfig, SimulationConfig
 from .modes import ServoMode
 from .sensors import SampledSensors, measure_position, position_masks
+from .tables import (
+    APPLIED_FORCE,
+    COMMAND_VELOCITY,
+    CONTROL_I,
+    CONTROL_P,
+    DUTY,
+    FEEDFORWARD,
+    FORCE,
+    HAS_ACTUATORS,
+    INTEGRAL,
+    PID_TARGET,
+    PREVIOUS,
+    SPEED_LIMIT,
+    V_NEW,
+    VELOCITY_SETPOINT,
+    WANTED,
+    LawData,
+    Row,
+)
 
 #: Kinematic mode: a target is reached when closer than this (Webots' threshold).
 KINEMATIC_TARGET_THRESHOLD = 1e-6
@@ -50,13 +69,6 @@ KINEMATIC_VELOCITY_THRESHOLD = 1e-6
 #: the most steps of one run of the body's loop (MotorBank.steps): its lock is held for a
 #: run, and commands from other threads wait for it (100: about 1.3 ms of one SO-101)
 RUN_STEPS = 100
-#: law.servo_step's names of the bank's arrays that the bank calls otherwise
-_LAW_ROWS = {"pid_gain": "_pid_gain", "not_pid_gain": "_not_pid_gain",
-             "position_gain": "_position_gain", "active_gain": "_active_gain",
-             "integral": "error_integral", "previous": "previous_error",
-             "d_over_dt": "_d_over_dt", "acceleration_step": "_acceleration_step",
-             "force_limit": "_force_limit", "active": "_active",
-             "acceleration_limited": "_acceleration_limited"}
 
 
 def _column(motors, get, dtype=float) -> np.ndarray:
@@ -67,6 +79,18 @@ def _column(motors, get, dtype=float) -> np.ndarray:
 class MotorBank:
     """State, commands and parameters of N motors, stepped together."""
 
+    # the rows of the law's tables (``tables.py``) that the bank writes and others read
+    pid_target = Row(PID_TARGET, "commands")
+    speed_limit = Row(SPEED_LIMIT, "commands")
+    control_p, control_i = Row(CONTROL_P, "commands"), Row(CONTROL_I, "commands")
+    feedforward = Row(FEEDFORWARD, "commands")
+    velocity_setpoint = Row(VELOCITY_SETPOINT, "commands")
+    applied_force = Row(APPLIED_FORCE, "commands")
+    #: the PID's integral of the error and its error a step before
+    error_integral, previous_error = Row(INTEGRAL, "state"), Row(PREVIOUS, "state")
+    #: the velocity the last step commanded (Webots' Vp)
+    command_velocity = Row(COMMAND_VELOCITY, "state")
+
     def __init__(self, config: SimulationConfig,
                  supervisor: Callable[[MotorBank], Any], body: Body | None = None) -> None:
         """``supervisor(bank)`` makes the bank's supervisor (:class:`servo_sim.model.safety.
@@ -76,12 +100,12 @@ class MotorBank:
         #: every command and step holds this lock (commands may come from any thread)
         self.lock = threading.RLock()
         #: the step's law: numpy's runner, or (use_compiled_law) the compiled one
-        self._law, self._account = law.servo_step, law.account
+        self._law, self._keep_motor_force = law.step_motors, law.keep_motor_force
         self._compiled = False
-        #: the law's actuator arguments where no motor has an actuator: placeholders of
-        #: the right types, never read
-        none = Actuators(config.motors[:1], config.basic_time_step_ms / 1000.0)
-        self._no_actuators = none.step_arguments(False), none.tables(False)
+        #: the law's tables (tables.py): made once, written in place from then on
+        data = self.law_data = LawData(len(config.motors))
+        self.parameters, self.commands, self.state = data.parameters, data.commands, data.state
+        self.masks, self.flags = data.masks, data.flags
         self._make_supervisor = supervisor
         self._initial_state(config, body)
 
@@ -100,15 +124,10 @@ class MotorBank:
         column = partial(_column, motors)
 
         self.actuators: Actuators | None = None  # real servos' actuators (actuator.py)
+        data = self.law_data
+        for table in (data.commands.table, data.state.table, data.masks.table):
+            table[...] = 0
         self._load_parameters(config)
-        # law.servo_step's per-motor arrays of the bank, each a row of one of two tables
-        # (the compiled runner takes the tables): written in place, never rebound
-        self._law_floats = np.zeros((len(law.BANK_FLOATS), self.n))
-        self._law_masks = np.zeros((len(law.BANK_MASKS), self.n), dtype=bool)
-        for names, table in ((law.BANK_FLOATS, self._law_floats),
-                             (law.BANK_MASKS, self._law_masks)):
-            for name, row in zip(names, table, strict=True):
-                setattr(self, _LAW_ROWS.get(name, name), row)
 
         # commands: internal values (after multiplier and clipping) ...
         self.initial_position = column(lambda m: m.position)
@@ -116,8 +135,8 @@ class MotorBank:
         self.target_velocity = self.max_velocity.copy()
         self.acceleration = column(lambda m: m.acceleration)
         self.available_force = self.max_force.copy()
-        self.control_p[:] = column(lambda m: m.control_pid[0])
-        self.control_i[:] = column(lambda m: m.control_pid[1])
+        self.control_p = column(lambda m: m.control_pid[0])
+        self.control_i = column(lambda m: m.control_pid[1])
         self.control_d = column(lambda m: m.control_pid[2])
         self.force_control = np.zeros(self.n, dtype=bool)
         # self.applied_force: the set_torque force, 0 unless force control
@@ -145,10 +164,9 @@ class MotorBank:
         self.period = self.dt  # the time between them, s
         self.motor_force = np.zeros(self.n)
         self.energy = np.zeros(self.n)
-        # self.error_integral, self.previous_error: the PID's (rows, 0 at start)
-        self.command_velocity = np.zeros(self.n)  # v_cmd of the last step (Webots' Vp)
-        if self.actuators is not None:
-            np.copyto(self.actuators.setpoint, self.position)
+        # the law's state (error_integral ... command_velocity): 0, the set-point where
+        # the motor is
+        self.state.setpoint = self.position
 
         # sensors
         self.rng = np.random.default_rng(config.seed)
@@ -231,16 +249,14 @@ class MotorBank:
         self.external_load = column(lambda m: m.load.external)
         self.position_noise = column(lambda m: m.position_sensor.noise)
         self.position_resolution = column(lambda m: m.position_sensor.resolution)
-        previous = self.actuators
         self.actuators = None
+        self.flags.table[HAS_ACTUATORS] = False
         if any(m.actuator is not None for m in motors):
-            self.actuators = Actuators(motors, self.dt)
+            # (a parameter change keeps the actuators' state: the rows of self.state)
+            self.actuators = Actuators(motors, self.dt, self.law_data)
             # an encoder quantises the sensor too, unless the sensor has its own resolution
             np.copyto(self.position_resolution, self.actuators.encoder_resolution,
                       where=self.position_resolution == -1.0)
-            if previous is not None:  # a parameter change keeps the actuators' state
-                for state in ("gap", "setpoint", "setpoint_velocity"):
-                    np.copyto(getattr(self.actuators, state), getattr(previous, state))
         #: the position sensors' masks (sensors.position_masks)
         self._position_masks = position_masks(self.position_noise, self.position_resolution)
         self.command_timeout_ms = column(lambda m: m.command_timeout * 1000.0)
@@ -248,8 +264,9 @@ class MotorBank:
 
         # constants of the step
         self._energy_per_force = self.consumption_factor * self.dt
+        self.parameters.dt = self.dt
+        self.flags.any_spring = bool(self.spring_constant.any())
         self._derive_loads()
-        self._any_spring = bool(self.spring_constant.any())
         self.any_stops = bool(self.stops.any())
         self.stop_low = np.where(self.stops, self.min_stop, -np.inf)
         self.stop_high = np.where(self.stops, self.max_stop, np.inf)
@@ -313,10 +330,10 @@ class MotorBank:
         """Recompute what the step derives from the PID gains of motors ``idx`` (all
         that a change of gains alone needs)."""
         if isinstance(idx, int):  # one motor: a Python float, inf past 1e308 (no warning)
-            self._d_over_dt[idx] = float(self.control_d[idx]) / self.dt
+            self.commands.d_over_dt[idx] = float(self.control_d[idx]) / self.dt
             return
         with np.errstate(over="ignore"):  # D near 1e308: inf, saturated by the step
-            self._d_over_dt[idx] = self.control_d[idx] / self.dt
+            self.commands.d_over_dt[idx] = self.control_d[idx] / self.dt
 
     def refresh(self, idx: slice | np.ndarray = slice(None)) -> None:
         """Recompute what the step derives from the commands, for motors ``idx``."""
@@ -325,15 +342,15 @@ class MotorBank:
         position_control = np.isfinite(target)
         pid = active & position_control
         moving = self.supervisor.trapezoidal[idx]
-        self._active_gain[idx] = active
-        self._force_limit[idx] = np.where(active, self.available_force[idx],
+        self.commands.active_gain[idx] = active
+        self.commands.force_limit[idx] = np.where(active, self.available_force[idx],
                                           self.static_friction[idx])
         self._position_control[idx] = position_control
         self._velocity_control[idx] = ~position_control
-        self._pid_gain[idx] = pid
-        self._not_pid_gain[idx] = ~pid
+        self.commands.pid_gain[idx] = pid
+        self.commands.not_pid_gain[idx] = ~pid
         self.pid_target[idx] = np.where(pid, target, 0.0)
-        self._position_gain[idx] = position_control
+        self.commands.position_gain[idx] = position_control
         halting = self.halting[idx]
         self.velocity_setpoint[idx] = np.where(
             position_control, 0.0, np.where(halting, self.velocity_setpoint[idx],
@@ -341,16 +358,16 @@ class MotorBank:
         self.speed_limit[idx] = np.where(moving, self.max_velocity[idx],
                                          np.abs(self.target_velocity[idx]))
         self.refresh_gains(idx)
-        self._acceleration_limited[idx] = self.acceleration[idx] >= 0.0
-        self._acceleration_step[idx] = np.abs(self.acceleration[idx]) * self.dt
-        self._any_acceleration_limit = bool(self._acceleration_limited.any())
-        self._any_force_control = bool(self.force_control.any())
-        self._any_feedforward = bool(self.supervisor.trapezoidal.any())
+        self.masks.acceleration_limited[idx] = self.acceleration[idx] >= 0.0
+        self.commands.acceleration_step[idx] = np.abs(self.acceleration[idx]) * self.dt
+        self.flags.any_acceleration_limit = bool(self.masks.acceleration_limited.any())
+        self.flags.any_force_control = bool(self.force_control.any())
+        self.flags.any_feedforward = bool(self.supervisor.trapezoidal.any())
         self.any_halting = bool(self.halting.any())
-        np.greater(self._active_gain, 0.0, out=self._active)
+        np.greater(self.commands.active_gain, 0.0, out=self.masks.active)
         if self.actuators is not None:
-            self.actuators.refresh(self._active, self._pid_gain > 0.0, self._force_limit,
-                                   self.acceleration)
+            self.actuators.refresh(self.masks.active, self.commands.pid_gain > 0.0,
+                                   self.commands.force_limit, self.acceleration)
 
     def use_compiled_law(self) -> bool:
         """Step with the law compiled by numba (``law.compiled``) from now on, where numba
@@ -359,13 +376,11 @@ class MotorBank:
         if compiled is None:
             return False
         # compiled now, on copies (the first step would otherwise wait for it)
-        arguments = [a.copy() if isinstance(a, np.ndarray) else a
-                     for a in self._tables(np.zeros(self.n), np.ones(self.n),
-                                           np.zeros(self.n))]
-        compiled(*arguments)
-        account = law.compiled_account()
-        account(np.zeros(self.n), np.ones(self.n), np.zeros(self.n), np.ones(self.n))
-        self._law, self._account, self._compiled = compiled, account, True
+        compiled(*(np.zeros(self.n) for _ in range(3)), np.ones(self.n), np.zeros(self.n),
+                 *(table.copy() for table in self.law_data.arguments))
+        keep = law.compiled_keep_motor_force()
+        keep(np.zeros(self.n), np.ones(self.n), np.zeros(self.n), np.ones(self.n))
+        self._law, self._keep_motor_force, self._compiled = compiled, keep, True
         return True
 
     # ------------------------------------------------------------------ stepping
@@ -384,7 +399,7 @@ class MotorBank:
         supervisor has nothing to do, the steps up to each sensor refresh (at most
         :data:`RUN_STEPS`) in one run of it: the same steps to the bit, fewer calls
         between them. The lock is held for a step or a run; commands come between them."""
-        if self._run is None:  # no run of the body's: step by step, as ever
+        if self._run is None:  # no run of the body's: step by step
             step = self.step
             for _ in range(n):
                 step()
@@ -451,7 +466,7 @@ class MotorBank:
         """The state after the body's own run of steps (``run``): ``(position, velocity,
         velocity a step before, law results)`` as the bank's step keeps it."""
         self.position, self.velocity, self.previous_velocity, results = state
-        _, self.motor_force, _, _, self.command_velocity = results
+        self.motor_force = results[FORCE]
         self.period = self.dt
 
     def reset(self) -> None:
@@ -468,58 +483,28 @@ class MotorBank:
         dt = self.dt
         body = self.body
         p, mass = body.momentum(self)
+        self.servo_loads(p)
         act = self.actuators
-        if self._compiled:  # its results: rows of one array; its state: in place
-            (v_new, force, wanted, duty, v_cmd), has_duty = self._law(
-                *self._tables(p, mass, body.inertia_dt))
-            if act is not None and act.any_starting:
-                act.keep()
-        else:
-            result = self._law(*self._law_arguments(p, mass, body.inertia_dt))
-            v_new, force, wanted, duty, v_cmd, has_duty = result[:6]
-            if act is not None:
-                act.keep(result)
-        self.command_velocity = v_cmd
-        x_new, v_new, stopped, force = body.advance(self, v_new, force)
-        if stopped is not None and act is not None and act.any_envelope and stopped.any():
-            force = np.where(stopped, act.force_at_rest(
-                wanted, duty if has_duty else None, self._force_limit), force)
+        out = self._law(self.position, self.velocity, p, mass, body.inertia_dt,
+                        *self.law_data.arguments)
+        x_new, v_new, stopped, force = body.advance(self, out[V_NEW], out[FORCE])
+        if stopped is not None and act is not None and act.flags.any_envelope and stopped.any():
+            duty = out[DUTY] if law.has_duty(self.flags.table) else None
+            force = np.where(stopped, act.force_at_rest(out[WANTED], duty,
+                                                        self.commands.force_limit), force)
         self.position = x_new
         self.previous_velocity, self.velocity = self.velocity, v_new
         self.period = dt
-        self._account(force, self._active_gain, self.energy, self._energy_per_force)
+        self._keep_motor_force(force, self.commands.active_gain, self.energy,
+                               self._energy_per_force)
         self.motor_force = force
-
-    def _law_arguments(self, p: np.ndarray, mass: np.ndarray, inertia_dt: np.ndarray
-                       ) -> tuple:
-        """``law.servo_step``'s arguments: the body's ``p``, ``mass`` and ``inertia_dt``,
-        the bank's arrays, the actuators'."""
-        act = self.actuators
-        return (self.dt, self.position, self.velocity, p, mass, inertia_dt,
-                self.pid_target, self.speed_limit, self._pid_gain, self._not_pid_gain,
-                self._position_gain, self._active_gain, self._active, self.error_integral,
-                self.previous_error, self.control_p, self.control_i, self._d_over_dt,
-                self._any_feedforward, self.feedforward, self.velocity_setpoint,
-                self._any_acceleration_limit, self._acceleration_limited,
-                self._acceleration_step, self.command_velocity, self._force_limit,
-                self._any_force_control, self.applied_force,
-                *(act.arguments if act is not None else self._no_actuators[0]))
-
-    def _tables(self, p: np.ndarray, mass: np.ndarray, inertia_dt: np.ndarray) -> tuple:
-        """The compiled runner's arguments (``law._each_motor``): the per-motor ones as
-        the bank's and its actuators' tables."""
-        act = self.actuators
-        return (self.dt, self.position, self.velocity, p, mass, inertia_dt,
-                self.command_velocity, self._law_floats, self._law_masks,
-                self._any_feedforward, self._any_acceleration_limit, self._any_force_control,
-                *(act.compiled_arguments if act is not None else self._no_actuators[1]))
 
     def servo_loads(self, p: np.ndarray) -> None:
         """Add the servo's own loads to a step's momentum ``p`` (in place), whatever the
         body: set_torque's force and the spring (explicit here, implicit in the mass)."""
-        if self._any_force_control or self._any_spring:  # (most steps: none, no call)
-            law.servo_loads(p, self._any_force_control, self.applied_force,
-                            self._any_spring, self.spring_constant, self.position)
+        if self.flags.any_force_control or self.flags.any_spring:  # (most steps: none, no call)
+            law.servo_loads(p, self.flags.any_force_control, self.applied_force,
+                            self.flags.any_spring, self.spring_constant, self.position)
 
     def _step_kinematic(self) -> None:
         """Webots without physics: velocity ramps, position walks to the target."""
@@ -549,7 +534,7 @@ class MotorBank:
         x_new = np.where(velocity_control, x_new,
                          np.where(direction > 0, np.minimum(x_new, target),
                                   np.maximum(x_new, target)))
-        if self._any_feedforward:  # trapezoidal moves: exactly on the profile
+        if self.flags.any_feedforward:  # trapezoidal moves: exactly on the profile
             moving = self.supervisor.trapezoidal
             x_new = np.where(moving, target, x_new)
             current = np.where(moving, self.feedforward, current)

@@ -6,7 +6,8 @@ zone, the torque-speed envelope, backlash, friction. The body half says what the
 carries and moves it. Between them, one interface (:class:`Body`), two calls a step:
 
 * ``momentum(bank)`` -> ``(p, mass)``: each joint's momentum over the step before its
-  motor acts (``inertia/dt * v`` plus the loads, N*m or N) and its effective mass
+  motor acts (``inertia/dt * v`` plus the body's loads, N*m or N; the bank adds the
+  servo's own: set_torque's force, the spring) and its effective mass
   (``inertia/dt`` plus the implicit spring and damper); the body also keeps
   ``inertia_dt`` (the inertia's share of ``mass``, for the gear's load-dependent
   friction). The actuator half then finds the motor force ``f`` and the velocity the
@@ -96,6 +97,8 @@ class JointBodies:
         self.inertia_dt = np.zeros(0)
 
     def attach(self, bank: MotorBank) -> None:
+        if not bank.kinematic:  # the compiled law where numba is installed
+            bank.use_compiled_law()
         self.configure(bank)
 
     def configure(self, bank: MotorBank) -> None:
@@ -108,7 +111,6 @@ class JointBodies:
         if bank.any_gravity_torque:
             lever = x if bank.gravity_phase is None else x - bank.gravity_phase
             p -= bank.gravity_torque * np.cos(lever)
-        bank.servo_loads(p)
         return p, bank.joint_mass
 
     def advance(self, bank: MotorBank, velocity: np.ndarray, force: np.ndarray

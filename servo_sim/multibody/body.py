@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -49,9 +50,10 @@ from typing import Any
 
 import numpy as np
 
-from ..model import law
+from ..model import law, tables
 from ..model.config import ConfigError, SimulationConfig, ros_name
 from ..model.law import numba_jit
+from ..model.tables import ACTIVE_GAIN, ANY_FORCE_CONTROL, ANY_SPRING, APPLIED_FORCE, FORCE, V_NEW
 from ..resources import share_candidates
 from .contacts import with_contacts
 from .coupled import solve_box
@@ -161,10 +163,12 @@ class MujocoBody:
             ids.append(jid)
         self.joints = np.array(ids, dtype=int)
         self.joint_names = names
-        self.qadr = model.jnt_qposadr[self.joints].copy()
-        self.dadr = model.jnt_dofadr[self.joints].copy()
-        #: each dof's diagonal element in MjData.M (compressed rows, diagonal last)
-        self.diag = (model.M_rowadr[self.dadr] + model.M_rownnz[self.dadr] - 1).copy()
+        dadr = model.jnt_dofadr[self.joints]
+        #: the driven joints' addresses, rows of one array: each dof's diagonal element in
+        #: MjData.M (compressed rows, diagonal last), its dof and its qpos address
+        self.addresses = np.array([model.M_rowadr[dadr] + model.M_rownnz[dadr] - 1, dadr,
+                                   model.jnt_qposadr[self.joints]])
+        self.diag, self.dadr, self.qadr = self.addresses
         passive = np.array([m.passive for m in config.motors], dtype=bool)
         self.driven = ~passive
         self.notes = self._override(config, model)
@@ -172,7 +176,7 @@ class MujocoBody:
             log.info("%s: %s", path.name, note)
         self.data = data = mj.MjData(model)
         #: the MjData arrays the step reads and writes, as numpy views made once (each
-        #: read of MjData's attribute makes one anew, 0.13 us): MuJoCo keeps its buffers
+        #: read of MjData's attribute makes a new one): MuJoCo keeps its buffers
         self._views = (data.M, data.qfrc_passive, data.qfrc_bias, data.qfrc_applied,
                        data.qpos, data.qvel)
         self.dt = config.basic_time_step_ms / 1000.0
@@ -180,8 +184,8 @@ class MujocoBody:
         self._own = np.zeros(len(ids))
         #: the work between MuJoCo's two halves compiled (use_compiled), else None:
         #: numpy's momentum and advance; and the read that ends a run (compiled with it)
-        self._between: Any = None
-        self._read = read
+        self._drive_joints: Any = None
+        self._read = joint_state
         self.servo_mass = np.zeros(len(ids))
         self.external = np.zeros(len(ids))
         #: the motors solved together (coupled_rows): their joints' limits are rows of
@@ -233,66 +237,66 @@ class MujocoBody:
 
     def use_compiled(self, bank: Any) -> bool:
         """The step's array work and the servo law compiled by numba into one call
-        (:func:`between`, which :meth:`run` steps with), where numba is installed
-        (``law.compiled``: the same source); whether they are. The law's numpy calls
-        would otherwise cost some 25 times MuJoCo's own step."""
+        (:func:`drive_joints`, which :meth:`run` steps with), where numba is installed
+        (``law.compiled``: the same source); whether they are: numpy's calls would cost
+        many times MuJoCo's own step."""
         global _COMPILED
-        if self._between is not None:
+        if self._drive_joints is not None:
             return True
         if self.coupled is not None and self.coupled.any():
-            return False  # the solve of coupled rows runs in numpy, step by step
+            # the law compiled; the solve of coupled rows in numpy, step by step
+            bank.use_compiled_law()
+            return False
         started = time.perf_counter()
         if not bank.use_compiled_law():
             return False
         first = _COMPILED is None
         if first:
             _COMPILED = _compile()
-        self._read, self._between = _COMPILED
+        self._read, self._drive_joints = _COMPILED
         # compiled now (cached on disk after the first time), not in the first step
-        self._between(*self._between_arguments(bank, copies=True))
+        self._drive_joints(*self._drive_joints_arguments(bank, copies=True))
         if first:
             log.info("the servo law compiled by numba for MuJoCo's step in %.1f s "
                      "(SERVO_SIM_JIT=0: numpy's)", time.perf_counter() - started)
         return True
 
-    def run(self, bank: Any, steps: int) -> tuple:
+    @property
+    def run(self) -> Any:
+        """:meth:`run_steps` where the step is compiled in one call (``use_compiled``),
+        else None: the bank steps with ``momentum`` and ``advance``."""
+        return self.run_steps if self._drive_joints is not None else None
+
+    def run_steps(self, bank: Any, steps: int) -> tuple:
         """``steps`` dynamic steps (with the compiled law: ``use_compiled``), each as
         ``MotorBank._step_dynamic`` makes it with this body, the work between MuJoCo's
-        two halves in one compiled call (:func:`between`); not the clock or the sensors.
+        two halves in one compiled call (:func:`drive_joints`); not the clock or the sensors.
         ``(position, velocity, velocity a step before, the law's results)`` after them,
         for the bank to keep (``MotorBank._keep_run``)."""
         step1, step2, model, data = self.mj.mj_step1, self.mj.mj_step2, self.model, self.data
         *_, qpos, qvel = self._views
-        between, dadr = self._between, self.dadr
-        arguments = self._between_arguments(bank)
-        act = bank.actuators
+        drive_joints, dadr = self._drive_joints, self.dadr
+        arguments = self._drive_joints_arguments(bank)
         for left in range(steps, 0, -1):
             if left == 1:  # the velocity the last step starts from
                 previous = qvel[dadr]
             step1(model, data)
-            results = between(*arguments)
-            if act is not None and act.any_starting:  # the first step started them
-                act.keep()
+            results = drive_joints(*arguments)
             step2(model, data)
-            arguments[_COMMAND] = results[4]
-        x, v = self._read(qpos, self.qadr, qvel, dadr)  # (numpy's: 0.5 us a step more)
+        x, v = self._read(qpos, self.qadr, qvel, dadr)  # (compiled with drive_joints)
         return x, v, previous, results
 
-    def _between_arguments(self, bank: Any, copies: bool = False) -> list:
-        """:func:`between`'s arguments now (``copies``: of the arrays it writes, to
+    def _drive_joints_arguments(self, bank: Any, copies: bool = False) -> tuple:
+        """:func:`drive_joints`'s arguments now (``copies``: of the arrays it writes, to
         compile it without a step)."""
-        act = bank.actuators
-        tables = act.compiled_arguments if act is not None else bank._no_actuators[1]
-        mass_matrix, passive, bias, applied, qpos, qvel = self._views
-        arguments = [mass_matrix, self.diag, passive, bias, self.dadr, self.external,
-                     self.servo_mass, applied, bank.dt, qpos, self.qadr, qvel,
-                     bank.command_velocity, bank._law_floats, bank._law_masks,
-                     bank._any_feedforward, bank._any_acceleration_limit,
-                     bank._any_force_control, *tables, bank._any_spring,
-                     bank.spring_constant, bank.energy, bank._energy_per_force]
+        tables = bank.law_data.arguments
+        servo = (self.external, self.servo_mass, bank.spring_constant, bank.energy,
+                 bank._energy_per_force)
+        mujoco, servo = self._views, servo
         if copies:
-            arguments = [a.copy() if isinstance(a, np.ndarray) else a for a in arguments]
-        return arguments
+            mujoco, servo = (tuple(a.copy() for a in group) for group in (mujoco, servo))
+            tables = tuple(a.copy() for a in tables)
+        return (bank.dt, mujoco, self.addresses, servo, *tables)
 
     def attach(self, bank: Any) -> None:
         """The model at its reference pose, the motors' joints at the bank's state."""
@@ -340,22 +344,22 @@ class MujocoBody:
     def momentum(self, bank: Any) -> tuple[np.ndarray, np.ndarray]:
         self.mj.mj_step1(self.model, self.data)
         mass_matrix, passive, bias = self._views[:3]
-        p, self.inertia_dt, self._own, mass = gather(
+        p, self.inertia_dt, self._own, mass = joint_momentum(
             mass_matrix, self.diag, passive, bias, self.dadr, bank.velocity, self.external,
             self.servo_mass, self.dt)
-        bank.servo_loads(p)
         return p, mass
 
     def advance(self, bank: Any, velocity: np.ndarray, force: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, None, np.ndarray]:
         _, _, _, applied, qpos, qvel = self._views
-        apply(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr, applied)
+        apply_joint_torques(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr,
+                            applied)
         if self.coupled is not None and self.coupled.any():
             force = self._solve(bank, force)
             if self.data.ncon:  # the rows with MuJoCo's contact solve (.contacts)
                 force = with_contacts(self, bank, force)
         self.mj.mj_step2(self.model, self.data)
-        x, v = read(qpos, self.qadr, qvel, self.dadr)
+        x, v = joint_state(qpos, self.qadr, qvel, self.dadr)
         return x, v, None, force
 
     def _solve(self, bank: Any, force: np.ndarray) -> np.ndarray:
@@ -406,7 +410,7 @@ class MujocoBody:
         # crossed), each pushing outward only
         w_motors = response[dofs]
         target = bank.command_velocity[rows]
-        limit = bank._force_limit[rows]
+        limit = bank.commands.force_limit[rows]
         f = solve_box(w_motors, target - v_free[dofs], -limit, limit)
         joint_force = f
         if self._any_stop:
@@ -449,8 +453,8 @@ def coupled_rows(bank: Any) -> np.ndarray:
     act = bank.actuators
     if act is None:
         return np.ones(bank.n, dtype=bool)
-    return (~act.firmware & np.isinf(act.drive) & (act.half_gap == 0.0)
-            & (act.friction == 0.0) & ~act.load_friction.any(axis=0))
+    return (~act.firmware & np.isinf(act.drive) & (act.parameters.half_gap == 0.0)
+            & (act.parameters.friction == 0.0) & ~act.load_friction.any(axis=0))
 
 
 def compile_ahead() -> float | None:
@@ -472,67 +476,61 @@ def compile_ahead() -> float | None:
     return time.perf_counter() - started
 
 
-#: read and between compiled by numba (MujocoBody.use_compiled), made once
+#: joint_state and drive_joints compiled by numba (MujocoBody.use_compiled), made once
 _COMPILED: tuple[Any, Any] | None = None
 
 
 def _compile() -> tuple[Any, Any]:
-    """read and between compiled by numba, between with gather, apply and read, the
-    law's loop and its account. between calls the law's compiled code (law.py): its
-    cache is named for the sources of both files."""
+    """joint_state and drive_joints compiled by numba, drive_joints with joint_momentum,
+    apply_joint_torques, joint_state, the law's loop and keep_motor_force. drive_joints
+    calls the law's compiled code (law.py,
+    tables.py): its cache is named for the sources of the three files."""
     jit = numba_jit()
-    compiled_read = jit(read)
-    namespace = dict(globals(), gather=jit(gather), apply=jit(apply), read=compiled_read,
-                     each_motor=law.compiled(), account=law.compiled_account(),
+    compiled_read = jit(joint_state)
+    namespace = dict(globals(), joint_momentum=jit(joint_momentum),
+                     apply_joint_torques=jit(apply_joint_torques), joint_state=compiled_read,
+                     each_motor=law.compiled(), keep_motor_force=law.compiled_keep_motor_force(),
                      servo_loads=jit(law.servo_loads))
-    sources = hashlib.sha256(Path(law.__file__).read_bytes() + Path(__file__).read_bytes())
-    return compiled_read, jit(law.clone(between, namespace, sources.hexdigest()[:16]))
+    sources = hashlib.sha256(b"".join(Path(module.__file__).read_bytes()
+                                      for module in (law, tables, sys.modules[__name__])))
+    return compiled_read, jit(law.clone(drive_joints, namespace, sources.hexdigest()[:16]))
 
 
-#: rows of the bank's law table that between reads
-_APPLIED_FORCE = law.BANK_FLOATS.index("applied_force")
-_ACTIVE_GAIN = law.BANK_FLOATS.index("active_gain")
-#: what between calls: _compile gives it the compiled ones (the law's loop, each_motor,
-#: has no numpy form taking the tables)
-account, servo_loads, each_motor = law.account, law.servo_loads, None
+#: what drive_joints calls: _compile gives it the compiled ones (the law's loop,
+#: each_motor, has no numpy form of one motor)
+keep_motor_force, servo_loads, each_motor = law.keep_motor_force, law.servo_loads, None
 
 
-def between(mass_matrix: np.ndarray, diag: np.ndarray, passive: np.ndarray,
-            bias: np.ndarray, dofs: np.ndarray, external: np.ndarray,
-            servo_mass: np.ndarray, applied: np.ndarray, dt: float, qpos: np.ndarray,
-            qadr: np.ndarray, qvel: np.ndarray, command_velocity: np.ndarray,
-            bank_floats: np.ndarray,
-            bank_masks: np.ndarray, any_feedforward: bool, any_acceleration_limit: bool,
-            any_force_control: bool, actuator_flags: np.ndarray,
-            actuator_floats: np.ndarray, actuator_masks: np.ndarray, any_spring: bool,
-            spring_constant: np.ndarray, energy: np.ndarray,
-            energy_per_force: np.ndarray) -> np.ndarray:
+def drive_joints(dt: float, mujoco: tuple, indices: np.ndarray, servo: tuple,
+                 parameters: np.ndarray, commands: np.ndarray, state: np.ndarray,
+                 masks: np.ndarray, flags: np.ndarray) -> np.ndarray:
     """A step's work between ``mj_step1`` and ``mj_step2``, compiled only (``run``): as
-    ``MotorBank._step_dynamic`` joins it with this body's ``momentum`` and ``advance``
-    (:func:`gather`, the servo's own loads, the law, :func:`apply`, the force's
-    account), in one call; the law's results (rows: ``law.RESULTS``). The joints'
-    state is MuJoCo's (``qpos``, ``qvel``): the bank's after each step (``read``)."""
-    x, v = read(qpos, qadr, qvel, dofs)
-    p, inertia_dt, own, mass = gather(mass_matrix, diag, passive, bias, dofs, v, external,
-                                      servo_mass, dt)
-    servo_loads(p, any_force_control, bank_floats[_APPLIED_FORCE], any_spring,
+    ``MotorBank._step_dynamic`` joins it with this body's ``momentum`` and
+    ``advance`` (:func:`joint_momentum`, the servo's own loads, the law,
+    :func:`apply_joint_torques`, :func:`law.keep_motor_force`), in one call; the
+    law's results (rows: ``tables.V_NEW`` ...). ``mujoco``: MjData's mass matrix,
+    passive, bias and applied forces, qpos and qvel; ``indices``: the driven joints'
+    diagonal in the mass matrix, dofs and qpos addresses (rows); ``servo``: the servos'
+    external loads, implicit mass, spring constants, energy and energy per force;
+    then the law's tables. The joints' state is MuJoCo's (``qpos``, ``qvel``): the
+    bank's after each step (``joint_state``)."""
+    mass_matrix, passive, bias, applied, qpos, qvel = mujoco
+    diag, dofs, qadr = indices[0], indices[1], indices[2]
+    external, servo_mass, spring_constant, energy, energy_per_force = servo
+    x, v = joint_state(qpos, qadr, qvel, dofs)
+    p, inertia_dt, own, mass = joint_momentum(mass_matrix, diag, passive, bias, dofs, v,
+                                              external, servo_mass, dt)
+    servo_loads(p, flags[ANY_FORCE_CONTROL], commands[APPLIED_FORCE], flags[ANY_SPRING],
                 spring_constant, x)
-    results, _ = each_motor(dt, x, v, p, mass, inertia_dt, command_velocity, bank_floats,
-                            bank_masks, any_feedforward, any_acceleration_limit,
-                            any_force_control, actuator_flags, actuator_floats,
-                            actuator_masks)
-    apply(results[0], v, inertia_dt, own, dofs, applied)
-    account(results[1], bank_floats[_ACTIVE_GAIN], energy, energy_per_force)
+    results = each_motor(x, v, p, mass, inertia_dt, parameters, commands, state, masks, flags)
+    apply_joint_torques(results[V_NEW], v, inertia_dt, own, dofs, applied)
+    keep_motor_force(results[FORCE], commands[ACTIVE_GAIN], energy, energy_per_force)
     return results
 
 
-#: where run puts the command velocity each step changes in between's arguments
-_COMMAND = between.__code__.co_varnames.index("command_velocity")
-
-
-def gather(mass_matrix: np.ndarray, diag: np.ndarray, passive: np.ndarray,
-           bias: np.ndarray, dofs: np.ndarray, velocity: np.ndarray, external: np.ndarray,
-           servo_mass: np.ndarray, dt: float) -> np.ndarray:
+def joint_momentum(mass_matrix: np.ndarray, diag: np.ndarray, passive: np.ndarray,
+                   bias: np.ndarray, dofs: np.ndarray, velocity: np.ndarray,
+                   external: np.ndarray, servo_mass: np.ndarray, dt: float) -> np.ndarray:
     """``p, inertia_dt, own, mass``, the rows of one array, of the driven joints after
     ``mj_step1``: each one's inertia over the step (the mass matrix's diagonal),
     MuJoCo's own forces on it (passive less bias: gravity, Coriolis), its momentum with
@@ -546,8 +544,9 @@ def gather(mass_matrix: np.ndarray, diag: np.ndarray, passive: np.ndarray,
     return out
 
 
-def apply(velocity_new: np.ndarray, velocity: np.ndarray, inertia_dt: np.ndarray,
-          own: np.ndarray, dofs: np.ndarray, applied: np.ndarray) -> None:
+def apply_joint_torques(velocity_new: np.ndarray, velocity: np.ndarray,
+                        inertia_dt: np.ndarray, own: np.ndarray, dofs: np.ndarray,
+                        applied: np.ndarray) -> None:
     """The torque that takes each driven joint alone to ``velocity_new``, less MuJoCo's
     own forces, into ``applied`` (``qfrc_applied``)."""
     torque = velocity_new - velocity
@@ -556,7 +555,7 @@ def apply(velocity_new: np.ndarray, velocity: np.ndarray, inertia_dt: np.ndarray
     applied[dofs] = torque
 
 
-def read(qpos: np.ndarray, qadr: np.ndarray, qvel: np.ndarray, dofs: np.ndarray
+def joint_state(qpos: np.ndarray, qadr: np.ndarray, qvel: np.ndarray, dofs: np.ndarray
          ) -> np.ndarray:
     """The driven joints' position and velocity, the rows of an array of their own."""
     out = np.empty((2, dofs.shape[0]))

@@ -1,0 +1,210 @@
+"""The servo law's data as MuJoCo keeps a model's: tables of named rows over the motors.
+
+Each group is one 2-D array, fields x motors, whose rows the module-level constants
+below name (the order of a group is written once, here: the last name of each group
+is its number of rows). The law (``law.py``) reads ``parameters[KP]``,
+``state[INTEGRAL]``...: on the whole tables (numpy's runner) that is the row over every
+motor; the compiled runner hands the law one motor's column (``table[:, i]``), and the
+same expression is that motor's number (and ``state[INTEGRAL] = ...`` writes through).
+
+* :class:`Parameters`: what the motors' config gives and no command changes;
+* :class:`Commands`: what the commands set and ``MotorBank.refresh`` derives from them;
+* :class:`State`: what the step changes;
+* :class:`Masks`: the per-motor yes/no of the three (rows of booleans);
+* :class:`Flags`: whether any (or every) motor has a part, so that the law skips it;
+* results: what one step gives (``RESULT_ROWS`` rows: :func:`results`).
+
+The tables are made once per bank and written in place from then on (a reset fills
+them again): a view of a row stays the row. The classes give each row a name
+(:class:`Row`) for the code around the law.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+# the motors' parameters: the step (s) and the actuators' config (actuator.py)
+(DT, SAFE_TICK, DEADBAND_EDGE, KP, KI, KD, FRICTION, FIRMWARE_DRIVE, SAFE_SLOPE,
+ HALF_GAP, NEG_HALF_GAP, K_EXT, K_MOTOR, K_EXT_S, K_MOTOR_S, BASE_S, STRIBECK_VELOCITY,
+ STRIBECK_ALPHA, PARAMETER_ROWS) = range(19)
+
+# the commands, as refresh derives them (bank.py, actuator.py)
+(PID_TARGET, SPEED_LIMIT, PID_GAIN, NOT_PID_GAIN, POSITION_GAIN, ACTIVE_GAIN, CONTROL_P,
+ CONTROL_I, D_OVER_DT, FEEDFORWARD, VELOCITY_SETPOINT, ACCELERATION_STEP, FORCE_LIMIT,
+ APPLIED_FORCE, PROFILE_STEP, NEG_PROFILE_STEP, PROFILE_STEP_DT, ACTIVE_SLOPE, ACTIVE_DRIVE,
+ CAP, NEG_CAP, COMMAND_ROWS) = range(22)
+
+# the state the law changes
+(INTEGRAL, PREVIOUS, COMMAND_VELOCITY, SETPOINT, SETPOINT_VELOCITY, GAP,
+ STATE_ROWS) = range(7)
+
+# the masks: commands' (ACTIVE ... FOLLOWING), state's (STARTING), parameters' (the rest)
+(ACTIVE, ACCELERATION_LIMITED, FOLLOWING, STARTING, GOAL_TICKS, ENCODER,
+ MASK_ROWS) = range(7)
+
+# the flags: any (all) motor's mask or part
+(HAS_ACTUATORS, ANY_FIRMWARE, ANY_GOAL_TICKS, ALL_GOAL_TICKS, ANY_FOLLOWING,
+ ALL_FOLLOWING, ANY_STARTING, ANY_ENCODER, ALL_ENCODER, ANY_DEADBAND, ANY_FRICTION,
+ ANY_ENVELOPE, ANY_BACKLASH, ANY_LOAD_DEPENDENT, ANY_FEEDFORWARD, ANY_ACCELERATION_LIMIT,
+ ANY_FORCE_CONTROL, ANY_SPRING, FLAG_COUNT) = range(19)
+
+# a step's results: the velocity each joint reaches (before the body's stops), the motor
+# force (before an off motor's is zeroed), Webots' wanted force and the firmware's duty
+(V_NEW, FORCE, WANTED, DUTY, RESULT_ROWS) = range(5)
+
+
+class Row:
+    """A named row of a table: read, the row (a view); assigned, written in place."""
+
+    def __init__(self, index: int, table: str = "") -> None:
+        """Row ``index`` of the object's own rows, or (``table``) of its attribute
+        ``table``'s."""
+        self.index, self.table = index, table
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        if self.table:
+            obj = getattr(obj, self.table)
+        return obj.views[self.index]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.__get__(obj)[...] = value
+
+
+class Flag:
+    """A named flag of :class:`Flags` (a Python bool), read and written in place."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        return bool(obj.table[self.index])
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.table[self.index] = value
+
+
+class Rows:
+    """A table of ``rows`` named rows over ``n`` motors (fields x motors), zeros."""
+
+    ROWS = 0
+    DTYPE: Any = float
+
+    def __init__(self, n: int) -> None:
+        #: the table as the law takes it
+        self.table = np.zeros((self.ROWS, n), dtype=self.DTYPE)
+        #: its rows, views made once
+        self.views = tuple(self.table)
+
+
+class Parameters(Rows):
+    """The motors' parameters the law reads (the actuators': ``actuator.py``)."""
+
+    ROWS = PARAMETER_ROWS
+    dt = Row(DT)
+    safe_tick = Row(SAFE_TICK)
+    deadband_edge = Row(DEADBAND_EDGE)
+    kp, ki, kd = Row(KP), Row(KI), Row(KD)
+    friction = Row(FRICTION)
+    firmware_drive = Row(FIRMWARE_DRIVE)
+    safe_slope = Row(SAFE_SLOPE)
+    half_gap, neg_half_gap = Row(HALF_GAP), Row(NEG_HALF_GAP)
+    k_ext, k_motor = Row(K_EXT), Row(K_MOTOR)
+    k_ext_s, k_motor_s, base_s = Row(K_EXT_S), Row(K_MOTOR_S), Row(BASE_S)
+    stribeck_velocity, stribeck_alpha = Row(STRIBECK_VELOCITY), Row(STRIBECK_ALPHA)
+
+    @property
+    def gains(self) -> np.ndarray:
+        """The firmware's gains (kp, ki, kd): three rows."""
+        return self.table[KP:KD + 1]
+
+    @property
+    def load_friction(self) -> np.ndarray:
+        """The M5 friction's (k_ext, k_motor, k_ext_s, k_motor_s, base_s): five rows."""
+        return self.table[K_EXT:BASE_S + 1]
+
+
+class Commands(Rows):
+    """The commands as the law reads them (``MotorBank.refresh``, ``Actuators.refresh``)."""
+
+    ROWS = COMMAND_ROWS
+    pid_target = Row(PID_TARGET)
+    speed_limit = Row(SPEED_LIMIT)
+    pid_gain, not_pid_gain = Row(PID_GAIN), Row(NOT_PID_GAIN)
+    position_gain, active_gain = Row(POSITION_GAIN), Row(ACTIVE_GAIN)
+    control_p, control_i, d_over_dt = Row(CONTROL_P), Row(CONTROL_I), Row(D_OVER_DT)
+    feedforward = Row(FEEDFORWARD)
+    velocity_setpoint = Row(VELOCITY_SETPOINT)
+    acceleration_step = Row(ACCELERATION_STEP)
+    force_limit = Row(FORCE_LIMIT)
+    applied_force = Row(APPLIED_FORCE)
+    profile_step, neg_profile_step = Row(PROFILE_STEP), Row(NEG_PROFILE_STEP)
+    profile_step_dt = Row(PROFILE_STEP_DT)
+    active_slope, active_drive = Row(ACTIVE_SLOPE), Row(ACTIVE_DRIVE)
+    cap, neg_cap = Row(CAP), Row(NEG_CAP)
+
+
+class State(Rows):
+    """The state the law changes: the PID's, the last commanded velocity, the firmware
+    profile's set-point and the backlash gap."""
+
+    ROWS = STATE_ROWS
+    integral, previous = Row(INTEGRAL), Row(PREVIOUS)
+    command_velocity = Row(COMMAND_VELOCITY)
+    setpoint, setpoint_velocity = Row(SETPOINT), Row(SETPOINT_VELOCITY)
+    gap = Row(GAP)
+
+
+class Masks(Rows):
+    """The per-motor yes/no the law reads."""
+
+    ROWS = MASK_ROWS
+    DTYPE = bool
+    active, acceleration_limited = Row(ACTIVE), Row(ACCELERATION_LIMITED)
+    following, starting = Row(FOLLOWING), Row(STARTING)
+    goal_ticks, encoder = Row(GOAL_TICKS), Row(ENCODER)
+
+
+class Flags:
+    """Whether any (or every) motor has a part the law would compute: one array."""
+
+    has_actuators = Flag(HAS_ACTUATORS)
+    any_firmware = Flag(ANY_FIRMWARE)
+    any_goal_ticks, all_goal_ticks = Flag(ANY_GOAL_TICKS), Flag(ALL_GOAL_TICKS)
+    any_following, all_following = Flag(ANY_FOLLOWING), Flag(ALL_FOLLOWING)
+    any_starting = Flag(ANY_STARTING)
+    any_encoder, all_encoder = Flag(ANY_ENCODER), Flag(ALL_ENCODER)
+    any_deadband, any_friction = Flag(ANY_DEADBAND), Flag(ANY_FRICTION)
+    any_envelope, any_backlash = Flag(ANY_ENVELOPE), Flag(ANY_BACKLASH)
+    any_load_dependent = Flag(ANY_LOAD_DEPENDENT)
+    any_feedforward = Flag(ANY_FEEDFORWARD)
+    any_acceleration_limit = Flag(ANY_ACCELERATION_LIMIT)
+    any_force_control, any_spring = Flag(ANY_FORCE_CONTROL), Flag(ANY_SPRING)
+
+    def __init__(self) -> None:
+        self.table = np.zeros(FLAG_COUNT, dtype=bool)
+
+
+class LawData:
+    """The tables of ``n`` motors that the law takes, made once (see the module
+    docstring): ``arguments`` in the law's order."""
+
+    def __init__(self, n: int) -> None:
+        self.parameters = Parameters(n)
+        self.commands = Commands(n)
+        self.state = State(n)
+        self.masks = Masks(n)
+        self.flags = Flags()
+        #: the law's arguments after the body's: the tables themselves
+        self.arguments = (self.parameters.table, self.commands.table, self.state.table,
+                          self.masks.table, self.flags.table)
+
+
+def results(n: int) -> np.ndarray:
+    """A table for a step's results over ``n`` motors (``V_NEW`` ...)."""
+    return np.empty((RESULT_ROWS, n))
