@@ -38,7 +38,7 @@ def with_contacts(body: Any, bank: Any, force: np.ndarray) -> np.ndarray:
     dofs = model.jnt_dofadr[body.joints[rows]]
     applied = data.qfrc_applied
     target = bank.command_velocity[rows]
-    limit = bank._force_limit[rows]
+    limit = bank.commands.force_limit[rows]
     f = force[rows].astype(float)
     if model.nu:
         mj.mj_fwdActuation(model, data)
