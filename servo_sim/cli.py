@@ -31,9 +31,8 @@ from .analysis import step_metrics
 from .command import CliError
 from .command import run as run_command
 from .identification.cli import add_commands as add_identification_commands
-from .load import Loaded
+from .load import Loaded, load_arguments
 from .load import config_argument as _config_argument
-from .load import load_arguments as load
 from .model import Command
 from .model.body import with_physics
 from .model.commands import MOTOR_COMMANDS, MotorCommand
@@ -88,7 +87,7 @@ class TimedCommand:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a config on the hardware it names (the model by default), applying timed
     commands, printing a live table and optional CSV."""
-    config = load(args).config
+    config = load_arguments(args).config
     if args.physics is not None or args.model is not None:
         config = with_physics(config, args.physics or config.physics, args.model)
     runtime = Runtime.open(config, real_time_factor=args.real_time_factor)
@@ -156,7 +155,7 @@ def _run(args: argparse.Namespace, runtime: Runtime, commands: list[TimedCommand
 
 def cmd_step_response(args: argparse.Namespace) -> int:
     """Step one motor to a target and report rise, overshoot, settling, error, peak force."""
-    runtime = Runtime.open(load(args).config)
+    runtime = Runtime.open(load_arguments(args).config)
     try:
         motor = runtime.motor(args.motor)
         start = motor.position
@@ -206,7 +205,7 @@ def cmd_step_response(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate a config and summarise its motors (and their devices)."""
-    loaded = load(args)
+    loaded = load_arguments(args)
     with Runtime.open(loaded.config) as runtime:  # the whole config checked, not started
         _summarise(loaded, runtime)
     return 0

@@ -368,7 +368,7 @@ def test_open_refuses_a_factor_real_hardware_cannot_run_and_leaves_nothing_open(
                      real_time_factor=0.0)
 
 
-#: The hosts: each holds a Runtime and nothing under it (issue 53). identification/fit.py
+#: The hosts: each holds a Runtime and nothing under it. identification/fit.py
 #: is not a host: it simulates candidate models of its own (no running system).
 HOSTS = ("ros", "rr", "webots", "cli.py", "identification", "panel")
 #: the model-level fit and its replay loop (moved out of fit.py): they step the model
