@@ -152,6 +152,8 @@ class Runtime:
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self._system = system  # not public: its sim's Motors would skip the check
         self._sim = system.sim
+        # one view per motor, made once: a Motor handle lives as long as its simulation
+        self._views = {m.name: MotorView(m) for m in system.sim.motors}
         #: the motors' state, read-only (see :class:`Readings`)
         self.readings = Readings(system.sim.bank)
         if not system.simulated and (real_time_factor != 1.0 or paused):
@@ -267,12 +269,15 @@ class Runtime:
     def motor(self, name: str) -> MotorView:
         """Motor ``name``, read-only (its getters and state); its commands go through
         :meth:`command`. KeyError for an unknown name."""
-        return MotorView(self._sim.motor(name))
+        view = self._views.get(name)
+        if view is None:
+            self._sim.motor(name)  # raises the KeyError naming the known motors
+        return view  # type: ignore[return-value]
 
     @property
     def motors(self) -> list[MotorView]:
         """Every motor, read-only, in motor order."""
-        return [MotorView(m) for m in self._sim.motors]
+        return list(self._views.values())
 
     def capabilities(self, motor: str) -> int:
         """What the device of ``motor`` can take (hardware Capabilities flags)."""

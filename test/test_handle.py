@@ -137,6 +137,10 @@ def test_the_view_answers_getters_only_and_cannot_be_written():
             with pytest.raises(AttributeError, match="motor 'arm': the view is read-only"):
                 setattr(view, attr, value)
         assert view.name == "arm" and state(rt) == before
+        with pytest.raises(KeyError, match="no motor 'wrist'; known motors: 'arm', "
+                           "'grip::left', 'grip::right'"):
+            rt.motor("wrist")
+        assert [v.name for v in rt.motors] == rt.motor_names
 
 
 def test_a_command_is_a_row_of_the_table_never_a_function():
