@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import time
 
 import dynamixel_sdk as dxl
 import pytest
@@ -683,3 +684,23 @@ def test_a_hardware_error_status_read_lost_after_a_good_sync_read_is_said_as_tha
     assert hw.component.reason == ("motor 'b' (id 2): read Hardware Error Status: "
                                    "[TxRxResult] Incorrect status packet!")
     assert hw.flags("b") & StateFlags.COMMUNICATION_FAILURE
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_in_velocity_mode_the_servo_turns_the_way_its_goal_velocity_says(sign):
+    """Goal Velocity's sign is the servo's direction in velocity mode: an XM430-W350's
+    model (``--servo``) reaches half the goal's 42 units (1 rad/s in 0.229 rpm) of
+    Present Velocity with that sign, on its own clock (waited for, generous timeout)."""
+    from conftest import started
+
+    with emu.EmulatorProcess([1], realtime=True, servo="XM430-W350-T") as bus, \
+            started(config(bus.port, motors=("a",))) as system:
+        system.command("a", Command.POSITION, math.inf)
+        system.command("a", Command.VELOCITY, sign * 1.0)
+        system.cycle()
+        assert (bus.get(1, emu.OPERATING_MODE, 1), bus.get(1, emu.GOAL_VELOCITY, 4)) == (
+            emu.MODE_VELOCITY, sign * round(1.0 / (0.229 * 2 * math.pi / 60)))
+        deadline = time.monotonic() + 30.0
+        while sign * bus.get(1, emu.PRESENT_VELOCITY, 4) < 21:
+            assert time.monotonic() < deadline, bus.get(1, emu.PRESENT_VELOCITY, 4)
+            time.sleep(0.01)  # a poll of the emulator's own clock, not a wait for time

@@ -14,6 +14,7 @@ import math
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 import scservo_sdk as scs
@@ -930,3 +931,18 @@ def test_the_goal_time_is_0_and_an_off_servo_in_wheel_mode_is_told_speed_0(bus, 
     hw.cycle()
     assert (bus.get(1, emu.TORQUE_ENABLE, 1), bus.get(1, emu.OPERATING_MODE, 1)) == (0, 1)
     assert (bus.get(1, emu.GOAL_SPEED, 2), bus.get(1, emu.GOAL_TIME, 2)) == (0, 0)
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_in_wheel_mode_the_servo_turns_the_way_its_goal_speed_says(bus, hw, sign):
+    """Goal Speed's sign is the servo's direction in wheel mode: the emulated motor's
+    Present Speed reaches half the goal's 652 ticks/s (1 rad/s) with that sign, on its
+    own clock (waited for, with a generous timeout)."""
+    hw.command("a", Command.POSITION, math.inf)
+    hw.command("a", Command.VELOCITY, sign * 1.0)
+    hw.cycle()
+    assert (bus.get(1, emu.OPERATING_MODE, 1), bus.get(1, emu.GOAL_SPEED, 2)) == (1, sign * 652)
+    deadline = time.monotonic() + 30.0
+    while sign * bus.get(1, emu.PRESENT_SPEED, 2) < 326:
+        assert time.monotonic() < deadline, bus.get(1, emu.PRESENT_SPEED, 2)
+        time.sleep(0.01)  # a poll of the emulator's own clock, not a wait standing for time
