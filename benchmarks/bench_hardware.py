@@ -23,7 +23,7 @@ import time
 
 from servo_sim.emulators import dxl_emulator, sts_emulator
 from servo_sim.hardware import HardwareSystem
-from servo_sim.model import Motor, parse_config
+from servo_sim.model import Command, parse_config
 
 BITS_PER_BYTE = 10  # start + 8 data + stop
 SIZES = (1, 6, 20)
@@ -57,7 +57,7 @@ def run(plugin: str, n: int, seconds: float) -> dict[str, float]:
                                           "motors": [{"name": m, **limits} for m in names]}))
         assert hw.start(), hw.component.reason
         for m in names:
-            hw.command(m, Motor.set_position, 0.5)
+            hw.command(m, Command.POSITION, 0.5)
         hw.step(50)  # warm up; the settings are written
         before = bus.counts()
         durations = []

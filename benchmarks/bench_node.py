@@ -145,10 +145,10 @@ def child_node(duration: float, warmup: float, ros_args: list[str]) -> None:
 
     class TimedNode(ServoSimNode):
         def _on_tick(self) -> None:
-            before = self.runtime.sim.time_ms
+            before = self.runtime.time_ms
             super()._on_tick()
             pacing = pacing_of(self)
-            if pacing.real_time_factor > 0 and self.runtime.sim.time_ms != before:
+            if pacing.real_time_factor > 0 and self.runtime.time_ms != before:
                 late[min(max(int(pacing.lateness() * 1e5), 0), LATE_BINS)] += 1
 
     rclpy.init(args=ros_args, signal_handler_options=SignalHandlerOptions.NO)
@@ -165,7 +165,7 @@ def child_node(duration: float, warmup: float, ros_args: list[str]) -> None:
         executor.spin_once(timeout_sec=0.1)
     late[:] = 0
     overruns0 = pacing_of(node).overruns
-    t0_sim, t0, c0 = node.runtime.sim.time_ms, time.monotonic(), time.process_time()
+    t0_sim, t0, c0 = node.runtime.time_ms, time.monotonic(), time.process_time()
     end, next_rss = t0 + duration, t0
     while time.monotonic() < end:
         executor.spin_once(timeout_sec=0.1)
@@ -173,11 +173,11 @@ def child_node(duration: float, warmup: float, ros_args: list[str]) -> None:
             rss.append((time.monotonic() - t0, rss_mb()))
             next_rss += max(duration / 60, 1.0)
     wall, cpu = time.monotonic() - t0, time.process_time() - c0
-    step_ms = node.runtime.sim.basic_time_step_ms
-    steps = (node.runtime.sim.time_ms - t0_sim) // step_ms
-    bank = node.runtime.sim.bank
+    step_ms = node.runtime.step_ms
+    steps = (node.runtime.time_ms - t0_sim) // step_ms
+    readings = node.runtime.readings
     finite = all(bool(np.isfinite(a).all())
-                 for a in (bank.position, bank.velocity, bank.motor_force))
+                 for a in (readings.position, readings.velocity, readings.effort))
     print(json.dumps({"steps_per_s": steps / wall, "cpu": cpu / wall,
                       "rtf": steps * step_ms / 1000 / wall,
                       "late_p50_ms": histogram_percentile(late, 0.5),

@@ -31,23 +31,23 @@ from .analysis import step_metrics
 from .command import CliError
 from .command import run as run_command
 from .identification.cli import add_commands as add_identification_commands
-from .load import Loaded, on_physics, physics_options
+from .load import Loaded, load_arguments, on_physics, physics_options
 from .load import config_argument as _config_argument
-from .load import load_arguments as load
-from .model import Motor
+from .model import Command
 from .model.commands import MOTOR_COMMANDS, MotorCommand
 from .plotting import PLOT_EXTRA, save_step_response
 from .record import csv_columns, csv_row, run_steps
 from .runtime import Runtime, StartError
 from .webots.cli import add_commands as add_webots_commands
 
-#: ``--command`` keys: the Motor command each calls (the command table's keys).
+#: ``--command`` keys: the command table's row each sends.
 COMMANDS: dict[str, MotorCommand] = {c.key: c for c in MOTOR_COMMANDS if c.key}
 
 
 @dataclass(frozen=True)
-class Command:
-    """One ``--command``: at ``at`` s, call ``key`` on ``motor`` with ``values``."""
+class TimedCommand:
+    """One ``--command``: at ``at`` s, send ``key``'s command to ``motor`` with
+    ``values``."""
 
     motor: str
     key: str
@@ -55,7 +55,7 @@ class Command:
     at: float = 0.0
 
     @classmethod
-    def parse(cls, text: str) -> Command:
+    def parse(cls, text: str) -> TimedCommand:
         """Parse ``MOTOR.KEY=VALUE[,VALUE...][@SECONDS]``."""
         head, eq, tail = text.partition("=")
         motor, dot, key = head.rpartition(".")
@@ -77,18 +77,18 @@ class Command:
             raise CliError(f"--command {text!r}: the time after '@' must be >= 0")
         return cls(motor, key, values, at)
 
-    def apply(self, runtime: Runtime) -> None:
+    def send(self, runtime: Runtime) -> None:
         """Through the runtime's check, as every other way to command a motor."""
-        runtime.command(self.motor, COMMANDS[self.key].call, *self.values)
+        runtime.command(self.motor, COMMANDS[self.key], *self.values)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a config on the hardware it names (the model by default), applying timed
     commands, printing a live table and optional CSV."""
-    config = on_physics(load(args), args.physics, args.model)
+    config = on_physics(load_arguments(args), args.physics, args.model)
     runtime = Runtime.open(config, real_time_factor=args.real_time_factor)
     try:
-        commands = sorted((Command.parse(c) for c in args.command), key=lambda c: c.at)
+        commands = sorted((TimedCommand.parse(c) for c in args.command), key=lambda c: c.at)
         for c in commands:
             runtime.motor(c.motor)  # unknown motors fail before anything runs
         _start(runtime)
@@ -107,7 +107,7 @@ def _start(runtime: Runtime) -> None:
         raise CliError(str(exc)) from None
 
 
-def _run(args: argparse.Namespace, runtime: Runtime, commands: list[Command]) -> None:
+def _run(args: argparse.Namespace, runtime: Runtime, commands: list[TimedCommand]) -> None:
     out = sys.stdout
     steps = run_steps(args.duration, runtime.step_ms)
     writer = None
@@ -129,7 +129,7 @@ def _run(args: argparse.Namespace, runtime: Runtime, commands: list[Command]) ->
         for k in range(steps + 1):
             now = runtime.time
             while pending and pending[0].at <= now + 1e-12:
-                pending.pop(0).apply(runtime)
+                pending.pop(0).send(runtime)
             if writer:
                 writer.writerow(csv_row(now, runtime.readings))
             if not args.quiet and (now >= next_row - 1e-9 or k == steps):
@@ -151,7 +151,7 @@ def _run(args: argparse.Namespace, runtime: Runtime, commands: list[Command]) ->
 
 def cmd_step_response(args: argparse.Namespace) -> int:
     """Step one motor to a target and report rise, overshoot, settling, error, peak force."""
-    runtime = Runtime.open(load(args).config)
+    runtime = Runtime.open(load_arguments(args).config)
     try:
         motor = runtime.motor(args.motor)
         start = motor.position
@@ -160,7 +160,7 @@ def cmd_step_response(args: argparse.Namespace) -> int:
                            f"{motor.name!r}")
         _start(runtime)
         start = motor.position  # a real device: where the first read found it
-        runtime.command(motor.name, Motor.set_position, args.target)
+        runtime.command(motor.name, Command.POSITION, args.target)
         target = motor.target_position  # after the multiplier and the soft limits
         steps = run_steps(args.duration, runtime.step_ms)
         record = np.empty((steps + 1, 4))
@@ -201,7 +201,7 @@ def cmd_step_response(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate a config and summarise its motors (and their devices)."""
-    loaded = load(args)
+    loaded = load_arguments(args)
     with Runtime.open(loaded.config) as runtime:  # the whole config checked, not started
         _summarise(loaded, runtime)
     return 0

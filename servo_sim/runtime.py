@@ -4,8 +4,11 @@
 (the model, or a hardware plugin) and its pacing. The runtime owns the system's start
 (:meth:`Runtime.start`, with the retries a bus needs) and its shutdown
 (:meth:`Runtime.close`); every command, parameter change and e-stop goes through it and
-the hardware system's check; hosts read the motors through it (:meth:`Runtime.motor`,
-:attr:`Runtime.readings`). It is the only thing a host holds.
+the hardware system's check; hosts read the motors through it (:meth:`Runtime.motor`, a
+read-only :class:`~servo_sim.model.view.MotorView`; :attr:`Runtime.readings`). It is
+the only thing a host holds, and nothing public on it reaches the model's Motors, the
+simulation or the hardware system: a command has one way in, :meth:`Runtime.command`,
+named by its row of the command table (``Command.POSITION``).
 
 It advances by control cycles and says what each one did (:class:`Cycle`: the sensors that
 refreshed, whether joint states are due, the moves that ended or owe feedback, whether
@@ -31,8 +34,10 @@ import numpy as np
 from .hardware import START_ATTEMPTS, HardwareSystem
 from .hardware.servo_state import ServoStates, servo_states
 from .hardware.system import CommandRefusedError
-from .model import Motor, SimulationConfig
+from .model import SimulationConfig
+from .model.commands import MotorCommand
 from .model.safety import Move
+from .model.view import MotorView
 from .pacing import Pacer
 
 #: Wall time one :meth:`Runtime.tick` may spend stepping when running as fast as possible.
@@ -133,7 +138,8 @@ class Cycle(NamedTuple):
     read: bool = True
 
 
-#: a Cycle made without the named tuple's Python-level ``__new__`` (0.24 -> 0.11 us)
+#: a Cycle made without the named tuple's Python-level ``__new__`` (one per cycle:
+#: tuple.__new__ skips its argument handling, about half the cost)
 _new_cycle = tuple.__new__
 
 
@@ -144,8 +150,10 @@ class Runtime:
                  paused: bool = False, joint_states_rate: float = 0.0,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep) -> None:
-        self.system = system
-        self.sim = system.sim
+        self._system = system  # not public: its sim's Motors would skip the check
+        self._sim = system.sim
+        # one view per motor, made once: a Motor handle lives as long as its simulation
+        self._views = {m.name: MotorView(m) for m in system.sim.motors}
         #: the motors' state, read-only (see :class:`Readings`)
         self.readings = Readings(system.sim.bank)
         if not system.simulated and (real_time_factor != 1.0 or paused):
@@ -153,7 +161,7 @@ class Runtime:
                 f"{self.real_time()}: " + ("it cannot start paused" if paused else
                                            f"real_time_factor {real_time_factor:g}: only 1"))
         self._clock, self._sleep = clock, sleep
-        self._pacer = Pacer(self.sim.basic_time_step_ms / 1000.0, real_time_factor, clock)
+        self._pacer = Pacer(self._sim.basic_time_step_ms / 1000.0, real_time_factor, clock)
         self.paused = paused
         self._started = False  # paced from the first cycle, not from construction
         self._last_wall: float | None = None  # real hardware: when the last cycle ran
@@ -189,17 +197,17 @@ class Runtime:
         cycles try again (see HardwareSystem.cycle)."""
         if attempts is None:
             attempts = 1 if self.simulated else START_ATTEMPTS
-        if self.system.start(attempts=attempts):
+        if self._system.start(attempts=attempts):
             return True
         if required:
-            why = self.system.component.reason or "it did not start"
+            why = self._system.component.reason or "it did not start"
             self.close()
             raise StartError(f"hardware {self.plugin_name!r}: {why}")
         return False
 
     def close(self) -> None:
         """Shut the hardware down (a real device's torque off); again: nothing."""
-        self.system.shutdown()
+        self._system.shutdown()
 
     def __enter__(self) -> Runtime:
         return self
@@ -212,114 +220,119 @@ class Runtime:
     @property
     def config(self) -> SimulationConfig:
         """The config in force (run-time parameter changes included)."""
-        return self.sim.config
+        return self._sim.config
 
     @property
     def plugin_name(self) -> str:
-        return self.system.plugin_name
+        return self._system.plugin_name
 
     @property
     def hardware_state(self) -> str:
         """The hardware's lifecycle state: unconfigured, inactive, active or finalized."""
-        return self.system.state.value
+        return self._system.state.value
 
     @property
     def active(self) -> bool:
-        return self.system.active
+        return self._system.active
 
     @property
     def reason(self) -> str:
         """Why the hardware is not active or failed last ("" when it is fine)."""
-        return self.system.component.reason or ""
+        return self._system.component.reason or ""
 
     @property
     def settings(self) -> Any:
         """The hardware plugin's own settings (its SETTINGS: name -> description)."""
-        return self.system.component.SETTINGS
+        return self._system.component.SETTINGS
 
     @property
     def step_ms(self) -> int:
         """The basic time step, ms."""
-        return self.sim.basic_time_step_ms
+        return self._sim.basic_time_step_ms
 
     @property
     def time_ms(self) -> int:
-        return self.sim.time_ms
+        return self._sim.time_ms
 
     @property
     def time(self) -> float:
         """The cycle time, s (simulated time; cycles x step on real hardware)."""
-        return self.sim.time
+        return self._sim.time
 
     @property
     def motor_names(self) -> list[str]:
-        return self.sim.motor_names
+        return self._sim.motor_names
 
     def __len__(self) -> int:
-        return len(self.sim)
+        return len(self._sim)
 
-    def motor(self, name: str) -> Motor:
-        """Motor ``name``'s handle, to read (its getters); its commands go through
-        :meth:`command`."""
-        return self.sim.motor(name)
+    def motor(self, name: str) -> MotorView:
+        """Motor ``name``, read-only (its getters and state); its commands go through
+        :meth:`command`. KeyError for an unknown name."""
+        view = self._views.get(name)
+        if view is None:
+            self._sim.motor(name)  # raises the KeyError naming the known motors
+        return view  # type: ignore[return-value]
 
     @property
-    def motors(self) -> list[Motor]:
-        return self.sim.motors
+    def motors(self) -> list[MotorView]:
+        """Every motor, read-only, in motor order."""
+        return list(self._views.values())
 
     def capabilities(self, motor: str) -> int:
         """What the device of ``motor`` can take (hardware Capabilities flags)."""
-        return int(self.system.component.capabilities(self.sim.motor_names.index(motor)))
+        return int(self._system.component.capabilities(self._sim.motor_names.index(motor)))
 
     def report(self) -> tuple[np.ndarray, np.ndarray]:
         """(mode, flags) of every motor: the model's state with the device's flags."""
-        return self.system.report()
+        return self._system.report()
 
     def status(self, reported: tuple[np.ndarray, np.ndarray] | None = None
                ) -> list[tuple[int, str]]:
         """Per motor, (diagnostic level 0/1/2, why)."""
-        return self.system.status(reported)
+        return self._system.status(reported)
 
     def telemetry(self, index: int) -> dict[str, str]:
         """The device's own readings of motor ``index`` (e.g. voltage, temperature)."""
-        return self.system.component.telemetry(index)
+        return self._system.component.telemetry(index)
 
     def servo_states(self) -> ServoStates:
         """Every motor's servo state, one consistent sample (arrays of their own)."""
-        return servo_states(self.system)
+        return servo_states(self._system)
 
     # ------------------------------------------------------------------ commands
 
-    def command(self, motor: str, call: Callable[..., Any], *args: Any) -> Any:
-        """``call(Motor, *args)`` (e.g. ``Motor.set_position``) through the hardware
-        system's check: CommandRefusedError (a ValueError) naming motor, command and why
-        where the hardware cannot take it now; the model's ValueError for a bad value.
-        Either way nothing changes."""
-        return self.system.command(motor, call, *args)
+    def command(self, motor: str, command: MotorCommand, *args: Any) -> Any:
+        """``command`` (a row of the command table, e.g. ``Command.POSITION``) to
+        ``motor`` with ``args``, through the hardware system's check:
+        CommandRefusedError (a ValueError) naming motor, command and why where the
+        hardware cannot take it now; the model's ValueError for a bad value. Either way
+        nothing changes. What the command returns (a trapezoidal move's Move)."""
+        return self._system.command(motor, command, *args)
 
-    def check(self, motor: str, command: str, args: tuple[Any, ...] = ()) -> None:
-        """Raise CommandRefusedError unless ``command`` (a Motor method's name) can go
-        to ``motor`` now; nothing is commanded."""
-        self.system.check(self.sim.motor(motor), command, args)
+    def check(self, motor: str, command: MotorCommand, args: tuple[Any, ...] = ()) -> None:
+        """Raise CommandRefusedError unless ``command`` can go to ``motor`` now;
+        nothing is commanded."""
+        self._system.check(self._sim.motor(motor), command.name, args)
 
     def set_parameter(self, motor: str, field: str, value: Any) -> None:
         """Change one config field of ``motor`` at run time, through the same check as
         the command it mirrors (``control_pid``)."""
-        self.system.set_parameter(motor, field, value)
+        self._system.set_parameter(motor, field, value)
 
     def e_stop(self) -> None:
         """Every motor off and latched until :meth:`reset_e_stop`."""
-        self.sim.e_stop()
+        self._sim.e_stop()
 
     def reset_e_stop(self) -> None:
-        self.sim.reset_e_stop()
+        self._sim.reset_e_stop()
 
     # ------------------------------------------------------------------ settings
 
     @property
     def simulated(self) -> bool:
         """True for a simulation: it may pause, step, reset and run at any factor."""
-        return self.system.simulated
+        return self._system.simulated
 
     @property
     def real_time_factor(self) -> float:
@@ -341,7 +354,7 @@ class Runtime:
 
     def real_time(self) -> str:
         """Why a simulation-only request is refused."""
-        return f"hardware {self.system.plugin_name!r} runs in real time"
+        return f"hardware {self._system.plugin_name!r} runs in real time"
 
     def _refuse_real(self) -> None:
         if not self.simulated:
@@ -358,7 +371,7 @@ class Runtime:
         if not (rate >= 0 and math.isfinite(rate)):
             raise ValueError(f"joint_states_rate = {rate!r}: must be finite and >= 0")
         self._joint_states_rate = rate
-        self._next_joint_states_ms = self.sim.time_ms
+        self._next_joint_states_ms = self._sim.time_ms
 
     # ------------------------------------------------------------------ control
 
@@ -395,7 +408,7 @@ class Runtime:
     def reset(self) -> tuple[Move, ...]:
         """Back to the initial state, t = 0 (a simulation); the watched moves it ended."""
         self._refuse_real()
-        self.system.reset()
+        self._system.reset()
         self._next_joint_states_ms = 0.0
         self._pacer.rebase()
         return self.poll_moves()[0]
@@ -405,7 +418,7 @@ class Runtime:
     def watch(self, move: Move) -> None:
         """Report ``move`` in the cycles: feedback every FEEDBACK_PERIOD_MS (the first
         now, see :meth:`poll_moves`), then its end."""
-        self._moves[move] = self.sim.time_ms
+        self._moves[move] = self._sim.time_ms
 
     def poll_moves(self) -> tuple[tuple[Move, ...], tuple[Move, ...]]:
         """(the watched moves that ended, those owing feedback now); ended moves are no
@@ -413,7 +426,7 @@ class Runtime:
         just started or canceled)."""
         if not self._moves:
             return _NONE, _NONE
-        now = self.sim.time_ms
+        now = self._sim.time_ms
         ended = tuple(m for m in self._moves if m.done)
         for m in ended:
             del self._moves[m]
@@ -430,8 +443,8 @@ class Runtime:
             yield self._cycle(period)
 
     def _cycle(self, period: float | None) -> Cycle:
-        read = self.system.cycle(period)
-        bank = self.sim.bank
+        read = self._system.cycle(period)
+        bank = self._sim.bank
         now = bank.time_ms
         refreshed = _REFRESHED[bank.position_sensor.refreshed_ms == now,
                                bank.force_sensor.refreshed_ms == now]

@@ -26,7 +26,7 @@ from conftest import cycle_until, cycle_until_settled, start_on_a_bus
 
 from servo_sim.emulators import dxl_emulator, sts_emulator
 from servo_sim.hardware import HardwareSystem
-from servo_sim.model import Motor, Simulation, parse_config
+from servo_sim.model import Command, Simulation, parse_config
 
 TICK = 2 * math.pi / 4096
 KGCM = 0.0980665
@@ -178,7 +178,7 @@ def _rest_on_emulator(bus, plugin: str = "feetech") -> tuple[int, set[tuple[int,
         "motors": [{"name": "j", "min_position": -3.0, "max_position": 3.0}]}))
     try:
         start_on_a_bus(system)
-        system.command("j", Motor.set_position, GOAL)
+        system.command("j", Command.POSITION, GOAL)
         position = cycle_until_settled(
             system, bus, lambda: bus.get(1, *position_register), hold_s=0.3)
         seen: set[tuple[int, int]] = set()

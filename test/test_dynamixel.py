@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import time
 
 import dynamixel_sdk as dxl
 import pytest
@@ -35,7 +36,7 @@ from servo_sim.hardware import (
     StateFlags,
 )
 from servo_sim.hardware import system as system_module
-from servo_sim.model import Motor, ServoMode, parse_config
+from servo_sim.model import Command, ServoMode, parse_config
 
 KT = 1.78  # N*m/A
 STEPS_PER_RETRY = system_module.RECOVERY_PERIOD_MS // 8
@@ -220,13 +221,13 @@ def test_activation_holds_the_present_position(bus):
 
 def test_commands_become_registers(bus, hw):
     bus.freeze()  # the goals below stay put: nothing moves
-    hw.command("a", Motor.set_position, math.pi / 2)
-    hw.command("a", Motor.set_velocity, 1.0)
-    hw.command("a", Motor.set_acceleration, 10.0)
-    hw.command("b", Motor.set_position, math.inf)
-    hw.command("b", Motor.set_velocity, -2.0)
-    hw.command("c", Motor.set_torque, 0.5)
-    hw.command("c", Motor.set_control_pid, 20.0, 0.2, 0.1)
+    hw.command("a", Command.POSITION, math.pi / 2)
+    hw.command("a", Command.VELOCITY, 1.0)
+    hw.command("a", Command.ACCELERATION, 10.0)
+    hw.command("b", Command.POSITION, math.inf)
+    hw.command("b", Command.VELOCITY, -2.0)
+    hw.command("c", Command.TORQUE, 0.5)
+    hw.command("c", Command.CONTROL_PID, 20.0, 0.2, 0.1)
     hw.cycle()
     rpm = 0.229 * 2 * math.pi / 60  # rad/s per velocity unit
     assert bus.get(1, emu.GOAL_POSITION, 4) == 2048 + 1024  # pi/2 = a quarter of 4096
@@ -241,8 +242,8 @@ def test_commands_become_registers(bus, hw):
     assert bus.get(3, emu.POSITION_I_GAIN, 2) == 13107  # 0.2 * 65536 = 13107.2
     assert bus.get(3, emu.POSITION_D_GAIN, 2) == 2  # 0.1 * 16 = 1.6
     assert all(bus.get(i, emu.TORQUE_ENABLE, 1) == 1 for i in (1, 2, 3))
-    hw.command("c", Motor.set_available_torque, 1.0)
-    hw.command("a", Motor.set_available_torque, 0.0)  # Webots: the motor is off
+    hw.command("c", Command.AVAILABLE_TORQUE, 1.0)
+    hw.command("a", Command.AVAILABLE_TORQUE, 0.0)  # Webots: the motor is off
     hw.cycle()
     assert bus.get(3, emu.CURRENT_LIMIT, 2) == round(1.0 / KT / 0.00269) == 209
     assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0
@@ -251,7 +252,7 @@ def test_commands_become_registers(bus, hw):
 
 def test_gains_beyond_the_registers_are_clipped_with_a_warning(bus, hw, caplog):
     with caplog.at_level(logging.WARNING, "servo_sim"):
-        hw.command("b", Motor.set_control_pid, 200.0, 0.0, 0.0)
+        hw.command("b", Command.CONTROL_PID, 200.0, 0.0, 0.0)
         hw.cycle()
     assert bus.get(2, emu.POSITION_P_GAIN, 2) == 16383
     assert "motor 'b': P gain 200 is 25600 register units, beyond 16383; clipped" in caplog.text
@@ -261,11 +262,11 @@ def test_huge_commands_saturate_the_registers_and_keep_the_bus_up(bus, hw, caplo
     """Valid Webots commands beyond a register's range are clamped to it, not an ERROR."""
     bus.freeze()
     with caplog.at_level(logging.WARNING, "servo_sim"):
-        hw.command("a", Motor.set_position, 1e7)  # no soft limits: 1.6e9 ticks
-        hw.command("a", Motor.set_acceleration, 1e9)
-        hw.command("b", Motor.set_control_pid, 1e308, 0.0, 0.0)  # inf register units
-        hw.command("c", Motor.set_position, math.inf)
-        hw.command("c", Motor.set_velocity, 5.0)  # max_velocity: 208 units, within 1023
+        hw.command("a", Command.POSITION, 1e7)  # no soft limits: 1.6e9 ticks
+        hw.command("a", Command.ACCELERATION, 1e9)
+        hw.command("b", Command.CONTROL_PID, 1e308, 0.0, 0.0)  # inf register units
+        hw.command("c", Command.POSITION, math.inf)
+        hw.command("c", Command.VELOCITY, 5.0)  # max_velocity: 208 units, within 1023
         hw.step(3)
     assert hw.active, hw.component.reason
     assert bus.get(1, emu.GOAL_POSITION, 4) == 1_048_575  # extended mode: +-256 rev
@@ -276,13 +277,13 @@ def test_huge_commands_saturate_the_registers_and_keep_the_bus_up(bus, hw, caplo
 
 
 def test_a_motor_switched_off_is_written_once(bus, hw):
-    hw.command("a", Motor.set_available_torque, 0.0)
+    hw.command("a", Command.AVAILABLE_TORQUE, 0.0)
     hw.cycle()
     assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0
     before = bus.counts().get("0x03", 0)
     hw.step(10)
     assert bus.counts().get("0x03", 0) == before  # no Torque Enable write every cycle
-    hw.command("a", Motor.set_available_torque, 2.0)
+    hw.command("a", Command.AVAILABLE_TORQUE, 2.0)
     hw.cycle()
     assert bus.get(1, emu.TORQUE_ENABLE, 1) == 1
     assert bus.get(1, emu.OPERATING_MODE, 1) == emu.MODE_EXTENDED_POSITION
@@ -312,10 +313,10 @@ def test_one_sync_read_and_one_sync_write_per_cycle(bus, hw):
 
 
 def test_the_servo_follows_a_position_command(bus, hw):
-    hw.command("a", Motor.set_position, 1.0)
+    hw.command("a", Command.POSITION, 1.0)
     cycle_until(hw, lambda: abs(hw.sim.motor("a").position - 1.0) < 0.01, "at 1 rad")
     assert hw.sim.motor("a").position == pytest.approx(1.0, abs=0.01)
-    hw.command("a", Motor.enable_position, 16)  # sensors sample what read() got
+    hw.command("a", Command.ENABLE_POSITION, 16)  # sensors sample what read() got
     hw.step(2)
     assert hw.sim.motor("a").get_position() == pytest.approx(1.0, abs=0.01)
 
@@ -327,8 +328,8 @@ def test_a_servo_without_current_sensing_refuses_effort(bus):
     assert not system.component.capabilities(2) & Capabilities.EFFORT_COMMAND
     with pytest.raises(CommandRefusedError, match="motor 'c': set_torque not supported by hardware "
                        r"'dynamixel' \(needs effort_command\)"):
-        system.command("c", Motor.set_torque, 0.5)
-    system.command("b", Motor.set_torque, 0.5)  # an XM430 takes it
+        system.command("c", Command.TORQUE, 0.5)
+    system.command("b", Command.TORQUE, 0.5)  # an XM430 takes it
     system.shutdown()
 
 
@@ -346,7 +347,7 @@ def test_silent_servo_halts_then_recovers(bus, hw, caplog):
         with pytest.raises(CommandRefusedError, match=r"motor 'a': set_position refused: hardware "
                            r"'dynamixel' is unconfigured \(motor 'b' \(id 2\): sync read: "
                            r"\[TxRxResult\] There is no status packet!\)"):
-            hw.command("a", Motor.set_position, 1.0)
+            hw.command("a", Command.POSITION, 1.0)
         writes = bus.counts()["0x83"]
         hw.step(STEPS_PER_RETRY + 2)  # a retry pings; b is still silent
         assert hw.state is LifecycleState.UNCONFIGURED
@@ -355,7 +356,7 @@ def test_silent_servo_halts_then_recovers(bus, hw, caplog):
         recover(hw, 3 * STEPS_PER_RETRY)
     assert hw.flags("b") == StateFlags.READY | StateFlags.ENABLED
     assert "hardware 'dynamixel': recovered (was: motor 'b' (id 2): ping" in caplog.text
-    hw.command("a", Motor.set_position, 1.0)
+    hw.command("a", Command.POSITION, 1.0)
 
 
 def test_a_shutdown_before_activation_ended_leaves_every_torque_off(bus):
@@ -459,21 +460,21 @@ def test_the_shipped_dynamixel_config_drives_the_bus(bus):
 
 
 def test_e_stop_switches_the_torque_off_and_enable_holds_where_the_servo_is(bus, hw):
-    hw.command("a", Motor.set_position, 1.0)
+    hw.command("a", Command.POSITION, 1.0)
     hw.step(2)
-    hw.command("a", Motor.e_stop)
+    hw.command("a", Command.E_STOP)
     hw.step(1)
     assert [bus.get(i, emu.TORQUE_ENABLE, 1) for i in (1, 2, 3)] == [0, 1, 1]
     modes, flags = hw.report()
     assert (modes[0], flags[0]) == (ServoMode.DISABLED, StateFlags.E_STOP)
     with pytest.raises(CommandRefusedError, match="motor 'a': set_position refused: e-stop"):
-        hw.command("a", Motor.set_position, 0.0)
-    hw.command("a", Motor.reset_e_stop)
+        hw.command("a", Command.POSITION, 0.0)
+    hw.command("a", Command.RESET_E_STOP)
     bus.freeze()
     bus.set(1, emu.PRESENT_POSITION, 4, 2048 + 300)  # pushed by hand while off
     hw.step(1)
     assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0  # reset alone does not enable
-    hw.command("a", Motor.enable)  # holds the 300 ticks it read
+    hw.command("a", Command.ENABLE)  # holds the 300 ticks it read
     hw.step(1)
     assert bus.get(1, emu.TORQUE_ENABLE, 1) == 1
     assert bus.get(1, emu.GOAL_POSITION, 4) == 2048 + 300
@@ -481,10 +482,10 @@ def test_e_stop_switches_the_torque_off_and_enable_holds_where_the_servo_is(bus,
 
 
 def test_a_failed_bus_reports_mode_error_and_still_takes_the_e_stop(bus, hw):
-    hw.command("b", Motor.set_position, 0.5)
+    hw.command("b", Command.POSITION, 0.5)
     bus.silence([2])
     hw.cycle()
-    hw.command("b", Motor.e_stop)  # accepted whatever the device's state
+    hw.command("b", Command.E_STOP)  # accepted whatever the device's state
     modes, flags = hw.report()
     assert modes.tolist() == [ServoMode.ERROR] * 3  # the whole bus is down
     assert flags[1] == StateFlags.E_STOP | StateFlags.COMMUNICATION_FAILURE
@@ -505,7 +506,7 @@ def test_a_trapezoidal_move_is_streamed_as_goal_positions(bus, hw, sign):
 
     bus.freeze()  # the servo stays at 0: the set-points do not depend on it
     hw.step(1)
-    move = hw.command("a", Motor.trapezoidal_move, sign * 0.5, 0.0, 2.0, 8.0)
+    move = hw.command("a", Command.TRAPEZOIDAL_MOVE, sign * 0.5, 0.0, 2.0, 8.0)
     rad_per_tick = 2 * math.pi / 4096
     goals, expected = [], []
     for k in range(1, 70):
@@ -527,21 +528,21 @@ def test_a_goal_between_ticks_is_written_as_the_nearest_tick(bus, hw, sign):
     rad_per_tick = 2 * math.pi / 4096
     bus.freeze()
     for ticks, nearest in ((100.3, 100), (100.7, 101), (2.5, 2), (3.5, 4)):
-        hw.command("a", Motor.set_position, sign * ticks * rad_per_tick)
+        hw.command("a", Command.POSITION, sign * ticks * rad_per_tick)
         hw.cycle()
         assert bus.get(1, emu.GOAL_POSITION, 4) == 2048 + sign * nearest, ticks
 
 
 def test_halt_ramps_the_goal_velocity_down_then_holds(bus, hw):
     bus.freeze()
-    hw.command("c", Motor.set_acceleration, 10.0)
-    hw.command("c", Motor.set_position, math.inf)
-    hw.command("c", Motor.set_velocity, 2.0)
+    hw.command("c", Command.ACCELERATION, 10.0)
+    hw.command("c", Command.POSITION, math.inf)
+    hw.command("c", Command.VELOCITY, 2.0)
     unit = 0.229 * 2 * math.pi / 60  # rad/s per Goal Velocity unit
     bus.set(3, emu.PRESENT_VELOCITY, 4, 83)  # 1.990 rad/s
     hw.step(1)
     assert bus.get(3, emu.GOAL_VELOCITY, 4) == round(2.0 / unit)
-    hw.command("c", Motor.halt)
+    hw.command("c", Command.HALT)
     registers, expected = [], []
     for k in range(1, 27):
         hw.cycle()
@@ -555,8 +556,8 @@ def test_halt_ramps_the_goal_velocity_down_then_holds(bus, hw):
 def test_a_failed_bus_stops_the_servos_that_follow_a_velocity(bus, hw):
     """on_error: a servo in velocity mode would go on turning while the bus recovers;
     its torque goes off (the others hold their goal positions)."""
-    hw.command("c", Motor.set_position, math.inf)
-    hw.command("c", Motor.set_velocity, 1.0)
+    hw.command("c", Command.POSITION, math.inf)
+    hw.command("c", Command.VELOCITY, 1.0)
     hw.cycle()
     assert bus.get(3, emu.OPERATING_MODE, 1) == emu.MODE_VELOCITY
     bus.silence([2])
@@ -571,10 +572,10 @@ def test_a_servo_not_in_position_control_has_its_goal_position_where_it_is(bus, 
     position (2048 +- 300 ticks), so that a torque-on or a mode switch before the next
     goal holds the servo where it is rather than sending it to a stale or zero goal."""
     bus.freeze()
-    hw.command("a", Motor.set_position, math.inf)
-    hw.command("a", Motor.set_velocity, sign * 1.0)
-    hw.command("b", Motor.set_torque, sign * 0.5)
-    hw.command("c", Motor.set_available_torque, 0.0)
+    hw.command("a", Command.POSITION, math.inf)
+    hw.command("a", Command.VELOCITY, sign * 1.0)
+    hw.command("b", Command.TORQUE, sign * 0.5)
+    hw.command("c", Command.AVAILABLE_TORQUE, 0.0)
     for servo in (1, 2, 3):
         bus.set(servo, emu.PRESENT_POSITION, 4, 2048 + sign * 300)
     hw.cycle()
@@ -589,13 +590,13 @@ def test_a_speed_limit_or_acceleration_of_about_0_is_the_slowest_profile_not_unl
     limit of 0 or +-0.01 rad/s (0.42 units of 0.229 rpm) and an acceleration of 0 are
     written as 1, the slowest profile; only acceleration -1 (Webots' unlimited) is 0."""
     bus.freeze()
-    hw.command("a", Motor.set_position, 0.5)
-    hw.command("a", Motor.set_velocity, speed)
-    hw.command("a", Motor.set_acceleration, 0.0)
+    hw.command("a", Command.POSITION, 0.5)
+    hw.command("a", Command.VELOCITY, speed)
+    hw.command("a", Command.ACCELERATION, 0.0)
     hw.cycle()
     assert bus.get(1, emu.PROFILE_VELOCITY, 4) == 1
     assert bus.get(1, emu.PROFILE_ACCELERATION, 4) == 1
-    hw.command("a", Motor.set_acceleration, -1.0)
+    hw.command("a", Command.ACCELERATION, -1.0)
     hw.cycle()
     assert bus.get(1, emu.PROFILE_ACCELERATION, 4) == 0
 
@@ -605,7 +606,7 @@ def test_i_and_d_gains_beyond_the_registers_are_clipped_each_with_its_own_warnin
     """I 1.0 is 65536 units (x 65536), D 2000 is 32000 (x 16): both clipped to 16383 and
     each said by its own name; P 1.0 (128 units) fits and is not."""
     with caplog.at_level(logging.WARNING, "servo_sim"):
-        hw.command("c", Motor.set_control_pid, 1.0, 1.0, 2000.0)
+        hw.command("c", Command.CONTROL_PID, 1.0, 1.0, 2000.0)
         hw.cycle()
     assert bus.get(3, emu.POSITION_P_GAIN, 2) == 128
     assert bus.get(3, emu.POSITION_I_GAIN, 2) == 16383
@@ -623,7 +624,7 @@ def test_i_and_d_gains_beyond_the_registers_are_clipped_each_with_its_own_warnin
 def test_a_gain_is_said_clipped_only_where_it_rounds_beyond_the_register(
         bus, hw, caplog, p, units, warned):
     with caplog.at_level(logging.WARNING, "servo_sim"):
-        hw.command("c", Motor.set_control_pid, p, 0.0, 0.0)
+        hw.command("c", Command.CONTROL_PID, p, 0.0, 0.0)
         hw.cycle()
     assert bus.get(3, emu.POSITION_P_GAIN, 2) == 16383
     assert ("P gain" in caplog.text) == warned
@@ -683,3 +684,23 @@ def test_a_hardware_error_status_read_lost_after_a_good_sync_read_is_said_as_tha
     assert hw.component.reason == ("motor 'b' (id 2): read Hardware Error Status: "
                                    "[TxRxResult] Incorrect status packet!")
     assert hw.flags("b") & StateFlags.COMMUNICATION_FAILURE
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_in_velocity_mode_the_servo_turns_the_way_its_goal_velocity_says(sign):
+    """Goal Velocity's sign is the servo's direction in velocity mode: an XM430-W350's
+    model (``--servo``) reaches half the goal's 42 units (1 rad/s in 0.229 rpm) of
+    Present Velocity with that sign, on its own clock (waited for, generous timeout)."""
+    from conftest import started
+
+    with emu.EmulatorProcess([1], realtime=True, servo="XM430-W350-T") as bus, \
+            started(config(bus.port, motors=("a",))) as system:
+        system.command("a", Command.POSITION, math.inf)
+        system.command("a", Command.VELOCITY, sign * 1.0)
+        system.cycle()
+        assert (bus.get(1, emu.OPERATING_MODE, 1), bus.get(1, emu.GOAL_VELOCITY, 4)) == (
+            emu.MODE_VELOCITY, sign * round(1.0 / (0.229 * 2 * math.pi / 60)))
+        deadline = time.monotonic() + 30.0
+        while sign * bus.get(1, emu.PRESENT_VELOCITY, 4) < 21:
+            assert time.monotonic() < deadline, bus.get(1, emu.PRESENT_VELOCITY, 4)
+            time.sleep(0.01)  # a poll of the emulator's own clock, not a wait for time

@@ -14,6 +14,7 @@ import math
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 import scservo_sdk as scs
@@ -41,7 +42,7 @@ from servo_sim.hardware import (
     StateFlags,
 )
 from servo_sim.hardware import system as system_module
-from servo_sim.model import Motor, parse_config
+from servo_sim.model import Command, parse_config
 
 STALL = 1.91  # N*m: the plugin's default stall torque (STS3215, 7.4 V)
 TICK = 2 * math.pi / 4096  # rad per tick
@@ -427,8 +428,8 @@ def test_configure_and_activate_write_the_settings(bus, hw):
         Capabilities.POSITION_COMMAND | Capabilities.VELOCITY_COMMAND
         | Capabilities.TRAPEZOIDAL_COMMAND | Capabilities.VELOCITY_LIMIT
         | Capabilities.ACCELERATION_LIMIT | Capabilities.AVAILABLE_FORCE)
-    for call, args in ((Motor.set_torque, (0.5,)), (Motor.set_control_pid, (10.0, 0.0, 0.0))):
-        with pytest.raises(CommandRefusedError, match=f"motor 'a': {call.__name__} not "
+    for call, args in ((Command.TORQUE, (0.5,)), (Command.CONTROL_PID, (10.0, 0.0, 0.0))):
+        with pytest.raises(CommandRefusedError, match=f"motor 'a': {call.name} not "
                            "supported by hardware 'feetech'"):
             hw.command("a", call, *args)
     hw.deactivate()
@@ -513,7 +514,7 @@ def test_the_lerobot_calibration_is_written_and_used(bus, tmp_path):
     system.cycle()
     assert system.sim.motor("a").position == pytest.approx(math.pi / 4)
     assert system.sim.motor("b").position == pytest.approx(-math.pi / 4)
-    system.command("b", Motor.set_position, 0.5)
+    system.command("b", Command.POSITION, 0.5)
     system.cycle()
     assert bus.get(2, emu.GOAL_POSITION, 2) == 2047 - 326  # 0.5 / (2 pi / 4096) = 325.95
     system.shutdown()
@@ -555,7 +556,7 @@ def test_deactivate_then_activate_switches_the_torque_on_again(bus, hw):
 def test_a_new_torque_limit_does_not_unload_the_servo(bus, hw):
     """Torque Limit is in RAM: one write, the torque stays on (no off/on around it)."""
     before = bus.counts().get("0x03", 0)
-    hw.command("c", Motor.set_available_torque, 0.955)
+    hw.command("c", Command.AVAILABLE_TORQUE, 0.955)
     hw.cycle()
     assert bus.counts().get("0x03", 0) - before == 1
     assert bus.get(3, emu.TORQUE_LIMIT, 2) == 500
@@ -564,12 +565,12 @@ def test_a_new_torque_limit_does_not_unload_the_servo(bus, hw):
 
 def test_commands_become_registers(bus, hw):
     bus.freeze()
-    hw.command("a", Motor.set_position, math.pi / 2)
-    hw.command("a", Motor.set_velocity, 1.0)
-    hw.command("a", Motor.set_acceleration, 10.0)
-    hw.command("b", Motor.set_position, math.inf)
-    hw.command("b", Motor.set_velocity, -2.0)
-    hw.command("c", Motor.set_available_torque, 0.955)
+    hw.command("a", Command.POSITION, math.pi / 2)
+    hw.command("a", Command.VELOCITY, 1.0)
+    hw.command("a", Command.ACCELERATION, 10.0)
+    hw.command("b", Command.POSITION, math.inf)
+    hw.command("b", Command.VELOCITY, -2.0)
+    hw.command("c", Command.AVAILABLE_TORQUE, 0.955)
     hw.cycle()
     assert bus.get(1, emu.GOAL_POSITION, 2) == 2048 + 1024  # pi/2 = a quarter of 4096
     assert bus.get(1, emu.GOAL_SPEED, 2) == round(1.0 / TICK) == 652
@@ -577,7 +578,7 @@ def test_commands_become_registers(bus, hw):
     assert bus.get(2, emu.OPERATING_MODE, 1) == 1  # wheel
     assert bus.get(2, emu.GOAL_SPEED, 2) == round(-2.0 / TICK) == -1304
     assert bus.get(3, emu.TORQUE_LIMIT, 2) == 500  # 0.955 / 1.91
-    hw.command("a", Motor.set_available_torque, 0.0)  # Webots: the motor is off
+    hw.command("a", Command.AVAILABLE_TORQUE, 0.0)  # Webots: the motor is off
     hw.cycle()
     assert bus.get(1, emu.TORQUE_ENABLE, 1) == 0
     assert bus.get(3, emu.TORQUE_ENABLE, 1) == 1
@@ -593,9 +594,9 @@ def test_huge_commands_saturate_the_registers_and_keep_the_bus_up(bus):
     bus.set(3, emu.MAX_POSITION_LIMIT, 2, 0)
     start_on_a_bus(system)
     bus.freeze()
-    system.command("a", Motor.set_position, 1e7)
-    system.command("a", Motor.set_acceleration, 1e9)
-    system.command("b", Motor.set_position, -1e7)
+    system.command("a", Command.POSITION, 1e7)
+    system.command("a", Command.ACCELERATION, 1e9)
+    system.command("b", Command.POSITION, -1e7)
     system.step(3)
     assert system.active, system.component.reason
     assert bus.get(1, emu.GOAL_POSITION, 2) == 32767
@@ -660,7 +661,7 @@ def test_goals_are_rounded_to_the_nearest_tick_in_both_directions(
     2148.7 -> 2149, 1947.7 -> 1948, 1947.3 -> 1947), not the floor or the ceiling; on
     b (direction -1) the other side of 2048."""
     for name in ("a", "b"):
-        reversed_b.command(name, Motor.set_position, sign * ticks * TICK)
+        reversed_b.command(name, Command.POSITION, sign * ticks * TICK)
     reversed_b.cycle()
     ahead, behind = (toward, away) if sign > 0 else (away, toward)
     assert bus.get(1, emu.GOAL_POSITION, 2) == ahead
@@ -678,7 +679,7 @@ def test_one_sync_read_and_one_sync_write_per_cycle(bus, hw):
 
 
 def test_the_servo_follows_a_position_command(bus, hw):
-    hw.command("a", Motor.set_position, 1.0)
+    hw.command("a", Command.POSITION, 1.0)
     cycle_until(hw, lambda: abs(hw.sim.motor("a").position - 1.0) < 0.005, "at 1 rad")
     assert hw.sim.motor("a").position == pytest.approx(1.0, abs=0.005)
 
@@ -691,17 +692,17 @@ def test_a_mixed_bus_with_an_scs_servo():
         bus.set(2, emu.PRESENT_POSITION, 2, 512 + 128)  # SCS: 1024 per turn, 512 at 0
         system.cycle()
         assert system.sim.motor("b").position == pytest.approx(math.pi / 4)
-        system.command("b", Motor.set_position, -math.pi / 2)
+        system.command("b", Command.POSITION, -math.pi / 2)
         system.cycle()
         assert bus.get(2, emu.GOAL_POSITION, 2) == 512 - 256  # big-endian on the wire
         # no Torque Limit, no wheel mode on an SCS: refused; no sync read either: the
         # STS servo is sync read, the SCS read on its own
         with pytest.raises(CommandRefusedError, match="motor 'b': set_available_torque not "
                            r"supported by hardware 'feetech' \(needs available_force\)"):
-            system.command("b", Motor.set_available_torque, 0.5)
+            system.command("b", Command.AVAILABLE_TORQUE, 0.5)
         with pytest.raises(CommandRefusedError, match="motor 'b': set_position not supported "
                            r"by hardware 'feetech' \(needs velocity_command\)"):
-            system.command("b", Motor.set_position, math.inf)
+            system.command("b", Command.POSITION, math.inf)
         before = bus.counts()
         system.step(5)
         after = bus.counts()
@@ -829,8 +830,8 @@ def test_a_servo_fault_halts_unloads_and_recovers_when_it_clears(bus, hw, caplog
 def test_a_failed_bus_stops_the_servos_in_wheel_mode(bus, hw):
     """on_error: a wheel would go on turning while the bus recovers; its torque goes
     off (the others hold their goal positions)."""
-    hw.command("c", Motor.set_position, math.inf)
-    hw.command("c", Motor.set_velocity, 1.0)
+    hw.command("c", Command.POSITION, math.inf)
+    hw.command("c", Command.VELOCITY, 1.0)
     hw.cycle()
     assert bus.get(3, emu.OPERATING_MODE, 1) == 1
     bus.silence([2])
@@ -867,9 +868,9 @@ def test_a_servo_not_in_position_control_has_its_goal_position_where_it_is(
     is the present position (2048 +- 300 ticks), the round trip through either direction,
     so that a torque-on or mode switch before the next goal holds the servo where it is."""
     for name in ("a", "b"):
-        reversed_b.command(name, Motor.set_position, math.inf)
-        reversed_b.command(name, Motor.set_velocity, sign * 1.0)
-    reversed_b.command("c", Motor.set_available_torque, 0.0)
+        reversed_b.command(name, Command.POSITION, math.inf)
+        reversed_b.command(name, Command.VELOCITY, sign * 1.0)
+    reversed_b.command("c", Command.AVAILABLE_TORQUE, 0.0)
     for servo in (1, 2, 3):
         bus.set(servo, emu.PRESENT_POSITION, 2, 2048 + sign * 300)
     reversed_b.cycle()
@@ -883,13 +884,13 @@ def test_a_speed_limit_or_acceleration_of_about_0_is_the_slowest_not_unlimited(b
     of 0 or +-0.0005 rad/s (0.33 ticks/s) and an acceleration of 0 are written as 1, the
     slowest; only acceleration -1 (Webots' unlimited) is 0."""
     bus.freeze()
-    hw.command("a", Motor.set_position, 0.5)
-    hw.command("a", Motor.set_velocity, speed)
-    hw.command("a", Motor.set_acceleration, 0.0)
+    hw.command("a", Command.POSITION, 0.5)
+    hw.command("a", Command.VELOCITY, speed)
+    hw.command("a", Command.ACCELERATION, 0.0)
     hw.cycle()
     assert bus.get(1, emu.GOAL_SPEED, 2) == 1
     assert bus.get(1, emu.ACCELERATION, 1) == 1
-    hw.command("a", Motor.set_acceleration, -1.0)
+    hw.command("a", Command.ACCELERATION, -1.0)
     hw.cycle()
     assert bus.get(1, emu.ACCELERATION, 1) == 0
 
@@ -906,7 +907,7 @@ def test_an_scs_goal_is_clamped_to_one_turn(goal, register):
         for servo in (1, 2):
             bus.set(servo, emu.MAX_POSITION_LIMIT, 2, 0)
         start_on_a_bus(system)
-        system.command("b", Motor.set_position, goal)
+        system.command("b", Command.POSITION, goal)
         system.cycle()
         assert bus.get(2, emu.GOAL_POSITION, 2) == register
         system.shutdown()
@@ -919,14 +920,29 @@ def test_the_goal_time_is_0_and_an_off_servo_in_wheel_mode_is_told_speed_0(bus, 
     mode keeps that mode (only the torque goes): its Goal Speed is 0, so that the torque
     coming on before the next goal leaves it standing, not creeping at 1 tick/s."""
     bus.freeze()
-    hw.command("a", Motor.set_position, math.inf)
-    hw.command("a", Motor.set_velocity, sign * 1.0)
-    hw.command("b", Motor.set_position, sign * 1.0)
-    hw.command("c", Motor.set_available_torque, 0.0)
+    hw.command("a", Command.POSITION, math.inf)
+    hw.command("a", Command.VELOCITY, sign * 1.0)
+    hw.command("b", Command.POSITION, sign * 1.0)
+    hw.command("c", Command.AVAILABLE_TORQUE, 0.0)
     hw.cycle()
     assert bus.get(1, emu.GOAL_SPEED, 2) == sign * 652  # 1 rad/s in 2 pi / 4096 ticks
     assert [bus.get(i, emu.GOAL_TIME, 2) for i in (1, 2, 3)] == [0, 0, 0]
-    hw.command("a", Motor.set_available_torque, 0.0)
+    hw.command("a", Command.AVAILABLE_TORQUE, 0.0)
     hw.cycle()
     assert (bus.get(1, emu.TORQUE_ENABLE, 1), bus.get(1, emu.OPERATING_MODE, 1)) == (0, 1)
     assert (bus.get(1, emu.GOAL_SPEED, 2), bus.get(1, emu.GOAL_TIME, 2)) == (0, 0)
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_in_wheel_mode_the_servo_turns_the_way_its_goal_speed_says(bus, hw, sign):
+    """Goal Speed's sign is the servo's direction in wheel mode: the emulated motor's
+    Present Speed reaches half the goal's 652 ticks/s (1 rad/s) with that sign, on its
+    own clock (waited for, with a generous timeout)."""
+    hw.command("a", Command.POSITION, math.inf)
+    hw.command("a", Command.VELOCITY, sign * 1.0)
+    hw.cycle()
+    assert (bus.get(1, emu.OPERATING_MODE, 1), bus.get(1, emu.GOAL_SPEED, 2)) == (1, sign * 652)
+    deadline = time.monotonic() + 30.0
+    while sign * bus.get(1, emu.PRESENT_SPEED, 2) < 326:
+        assert time.monotonic() < deadline, bus.get(1, emu.PRESENT_SPEED, 2)
+        time.sleep(0.01)  # a poll of the emulator's own clock, not a wait standing for time

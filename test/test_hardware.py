@@ -31,7 +31,8 @@ from servo_sim.hardware import (
 from servo_sim.hardware import system as system_module
 from servo_sim.hardware.base import API_1_TO_2
 from servo_sim.hardware.sim import SimHardware
-from servo_sim.model import ConfigError, Motor, Simulation, load_config, parse_config
+from servo_sim.model import Command, ConfigError, Motor, Simulation, load_config, parse_config
+from servo_sim.model.commands import COMMAND
 from servo_sim.resources import default_config_path
 
 STEPS_PER_RETRY = system_module.RECOVERY_PERIOD_MS // 8
@@ -91,8 +92,8 @@ def test_sim_plugin_is_the_model_step_for_step():
     config = load_config(default_config_path())
     hw, sim = HardwareSystem(config), Simulation(config)
     assert hw.start() and hw.active and hw.simulated
-    hw.command("arm", Motor.set_position, 1.0)
-    hw.command("gripper", Motor.set_force, 5.0)
+    hw.command("arm", Command.POSITION, 1.0)
+    hw.command("gripper", Command.FORCE, 5.0)
     sim.motor("arm").set_position(1.0)
     sim.motor("gripper").set_force(5.0)
     hw.step(300)
@@ -117,11 +118,11 @@ def test_sim_flags_and_capabilities():
 def test_reset_keeps_the_plugin_bound():
     hw = HardwareSystem(load_config(default_config_path()))
     hw.start()
-    hw.command("arm", Motor.set_position, 1.0)
+    hw.command("arm", Command.POSITION, 1.0)
     hw.step(100)
     hw.reset()
     assert hw.sim.time_ms == 0 and hw.sim.motor("arm").position == 0.0
-    hw.command("arm", Motor.set_position, 0.5)
+    hw.command("arm", Command.POSITION, 0.5)
     hw.step(200)
     assert hw.sim.motor("arm").position == pytest.approx(0.5, abs=1e-3)
 
@@ -244,11 +245,13 @@ def test_commands_refused_unless_active_and_state_unchanged():
     hw = HardwareSystem(two_motors(), recorder())
     with pytest.raises(CommandRefusedError, match="motor 'a': set_position refused: hardware "
                        "'sim' is unconfigured"):
-        hw.command("a", Motor.set_position, 1.0)
+        hw.command("a", Command.POSITION, 1.0)
     assert hw.sim.motor("a").get_target_position() == 0.0
-    # getters and sensors are served from the bank whatever the state
-    assert hw.command("a", Motor.get_max_velocity) == 10.0
-    hw.command("a", Motor.enable_position, 8)
+    # getters are the view's, not commands; sensors are served whatever the state
+    with pytest.raises(TypeError, match="motor 'a': command .*get_max_velocity.*: not a "
+                       r"row of the command table"):
+        hw.command("a", Motor.get_max_velocity)
+    hw.command("a", Command.ENABLE_POSITION, 8)
     assert hw.sim.motor("a").get_position_sampling_period() == 8
 
 
@@ -261,14 +264,14 @@ def test_read_error_halts_commands_then_recovers(caplog):
         assert hw.state is LifecycleState.UNCONFIGURED
         assert hw.component.calls[-2:] == ["read", "on_error"]  # no write after a bad read
         with pytest.raises(CommandRefusedError, match=r"is unconfigured \(read scripted error\)"):
-            hw.command("b", Motor.set_velocity, 1.0)
+            hw.command("b", Command.VELOCITY, 1.0)
         hw.step(STEPS_PER_RETRY - 1)  # retried a recovery period after the error
         assert hw.state is LifecycleState.UNCONFIGURED
         hw.step(1)
         assert hw.state is LifecycleState.ACTIVE
     assert "hardware 'sim': read: read scripted error; commands halted" in caplog.text
     assert "hardware 'sim': recovered (was: read scripted error)" in caplog.text
-    hw.command("b", Motor.set_velocity, 1.0)
+    hw.command("b", Command.VELOCITY, 1.0)
 
 
 def test_write_error_and_exceptions_go_through_on_error():
@@ -309,14 +312,14 @@ def test_capabilities_gate_commands():
 
     hw = HardwareSystem(two_motors(), PositionOnly)
     hw.start()
-    hw.command("a", Motor.set_position, 1.0)
-    hw.command("a", Motor.set_velocity, 2.0)
-    for call, args, need in ((Motor.set_control_pid, (1.0, 0.0, 0.0), "pid_gains"),
-                             (Motor.set_torque, (1.0,), "effort_command"),
-                             (Motor.set_available_force, (1.0,), "available_force"),
-                             (Motor.set_acceleration, (1.0,), "acceleration_limit"),
-                             (Motor.set_position, (math.inf,), "velocity_command")):
-        why = f"motor 'a': {call.__name__} not supported by hardware 'sim' \\(needs {need}\\)"
+    hw.command("a", Command.POSITION, 1.0)
+    hw.command("a", Command.VELOCITY, 2.0)
+    for call, args, need in ((Command.CONTROL_PID, (1.0, 0.0, 0.0), "pid_gains"),
+                             (Command.TORQUE, (1.0,), "effort_command"),
+                             (Command.AVAILABLE_FORCE, (1.0,), "available_force"),
+                             (Command.ACCELERATION, (1.0,), "acceleration_limit"),
+                             (Command.POSITION, (math.inf,), "velocity_command")):
+        why = f"motor 'a': {call.name} not supported by hardware 'sim' \\(needs {need}\\)"
         with pytest.raises(CommandRefusedError, match=why):
             hw.command("a", call, *args)
     m = hw.sim.motor("a")
@@ -343,9 +346,9 @@ def test_a_coupled_group_takes_a_command_only_if_every_motor_of_it_can(lacking):
         with pytest.raises(CommandRefusedError, match=re.escape(
                 f"motor {names[lacking]!r}: set_available_force not supported by hardware "
                 "'sim' (needs available_force)")):
-            hw.command(commanded, Motor.set_available_force, 1.0)
+            hw.command(commanded, Command.AVAILABLE_FORCE, 1.0)
         assert [hw.sim.motor(n).get_available_force() for n in names] == [10.0, 10.0]
-        hw.command(commanded, Motor.set_position, 0.5)
+        hw.command(commanded, Command.POSITION, 0.5)
         assert [hw.sim.motor(n).get_target_position() for n in names] == [0.5, 0.5]
 
 
@@ -444,8 +447,8 @@ def test_sim_plugin_saturates_silently_like_the_model(recwarn):
     """Absurd gains overflow inside the step by design; no numpy warning escapes."""
     hw = HardwareSystem(load_config(default_config_path()))
     hw.start()
-    hw.command("arm", Motor.set_control_pid, 1e308, 0.0, 1e308)
-    hw.command("arm", Motor.set_position, 1.0)
+    hw.command("arm", Command.CONTROL_PID, 1e308, 0.0, 1e308)
+    hw.command("arm", Command.POSITION, 1.0)
     hw.step(50)
     assert np.isfinite(hw.sim.bank.position).all()
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
@@ -569,7 +572,7 @@ def test_a_plugin_has_no_bank_but_the_sim_plugin_does():
 
 def test_the_state_a_plugin_writes_is_the_model_state_the_node_publishes():
     hw = HardwareSystem(two_motors(), Declared)
-    hw.command("a", Motor.enable_position, 8)
+    hw.command("a", Command.ENABLE_POSITION, 8)
     hw.start()
     bank = hw.sim.bank
     assert hw.component.state.position is bank.position  # no copy
@@ -579,8 +582,8 @@ def test_the_state_a_plugin_writes_is_the_model_state_the_node_publishes():
     np.testing.assert_array_equal(bank.velocity, [1.0, 2.0])
     assert hw.sim.motor("a").position == 0.25  # what /joint_states publishes
     assert bank.position_sensor.value[0] == 0.25  # the sensor samples it
-    hw.command("b", Motor.set_position, 0.75)  # a command is seen without a copy
-    hw.command("a", Motor.set_position, math.inf)
+    hw.command("b", Command.POSITION, 0.75)  # a command is seen without a copy
+    hw.command("a", Command.POSITION, math.inf)
     assert hw.component.commands.target_position[1] == 0.75
     hw.cycle()
     mode, target = hw.component.seen
@@ -603,8 +606,8 @@ def test_a_real_device_holds_where_it_was_read_before_on_activate():
     mode, target = hw.component.at_activation
     assert list(mode) == [Mode.POSITION, Mode.POSITION] and list(target) == [0.5, 0.125]
     assert hw.sim.motor("a").get_target_position() == 0.5  # the getter says so too
-    hw.command("a", Motor.set_position, 1.0)
-    hw.command("b", Motor.set_position, math.inf)  # velocity control: not held
+    hw.command("a", Command.POSITION, 1.0)
+    hw.command("b", Command.POSITION, math.inf)  # velocity control: not held
     assert hw.deactivate() and hw.activate()
     mode, target = hw.component.at_activation
     assert list(mode) == [Mode.POSITION, Mode.VELOCITY]
@@ -670,7 +673,7 @@ def test_each_command_needs_any_one_of_its_capabilities_and_no_other(command):
     one of the command's (or the command needs none: enable, the e-stop, the sensors);
     refused, the command changes nothing and the reason names what it needs."""
     args, needs = NEEDS[command]
-    call = getattr(Motor, command)
+    call = COMMAND[command]
     for capability in SINGLE_CAPABILITIES:
         one = type("One", (Recorder,), {"caps": capability})
         hw = HardwareSystem(two_motors(), one)
@@ -697,12 +700,12 @@ def test_set_position_to_infinity_needs_velocity_command_either_way(sign):
         hw = HardwareSystem(two_motors(), type("One", (Recorder,), {"caps": caps}))
         assert hw.start()
         if infinite_ok:
-            hw.command("a", Motor.set_position, sign * math.inf)
+            hw.command("a", Command.POSITION, sign * math.inf)
             assert hw.sim.motor("a").get_target_position() == sign * math.inf
             with pytest.raises(CommandRefusedError, match=r"\(needs position_command\)"):
-                hw.command("a", Motor.set_position, sign * 1.0)
+                hw.command("a", Command.POSITION, sign * 1.0)
         else:
             with pytest.raises(CommandRefusedError, match=r"\(needs velocity_command\)"):
-                hw.command("a", Motor.set_position, sign * math.inf)
-            hw.command("a", Motor.set_position, sign * 1.0)
+                hw.command("a", Command.POSITION, sign * math.inf)
+            hw.command("a", Command.POSITION, sign * 1.0)
             assert hw.sim.motor("a").get_target_position() == sign * 1.0

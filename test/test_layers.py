@@ -212,9 +212,9 @@ def test_nothing_below_the_ros_layer_imports_ros_or_qt():
     assert foreign(SOURCES) == []
 
 
-def test_the_modules_moved_by_issue_32_stay_moved():
+def test_emulators_identification_and_the_webots_verb_live_in_their_own_rooms():
     """The emulators apart from the plugins, identification above the hardware, the
-    controller verb in the Webots room; no shims left where they were."""
+    controller verb in the Webots room; no shims left at their former paths."""
     for old in ("servo_sim.hardware.emulator", "servo_sim.hardware.dxl_emulator",
                 "servo_sim.hardware.sts_emulator", "servo_sim.hardware.virtual_arm",
                 "servo_sim.hardware.recorder", "servo_sim.identify", "servo_sim.sim2real"):
@@ -226,7 +226,7 @@ def test_the_modules_moved_by_issue_32_stay_moved():
         assert new in SOURCES
 
 
-def test_the_modules_moved_by_issue_53_stay_moved():
+def test_the_webots_world_importer_lives_in_the_load_room_below_the_hosts():
     """The Webots world importer in the load room, below the hosts, its VRML parser apart;
     no shims left in the Webots room."""
     for old in ("servo_sim.webots.world", "servo_sim.webots.loads", "servo_sim.webots.protos"):

@@ -40,8 +40,7 @@ def test_the_node_drives_the_multibody_arm_through_every_door(executor_kind):
         assert h.call("/shoulder_lift/set_position", servo_srvs.SetFloat, value=-0.5).success
         assert h.call("/elbow_flex/set_position", servo_srvs.SetFloat, value=0.8).success
         h.step(125)  # 1 s at 8 ms
-        sim = h.node.runtime.sim
-        assert sim.time_ms == 1000
+        assert h.node.runtime.time_ms == 1000
         h.wait_for(lambda: clock and clock[-1].clock.sec == 1, "/clock at 1 s")
         h.wait_for(lambda: states and states[-1].header.stamp.sec == 1, "joint_states at 1 s")
         # the library, same parameters, same commands and steps: the same arm
@@ -54,13 +53,13 @@ def test_the_node_drives_the_multibody_arm_through_every_door(executor_kind):
         expected = {m.name: m.position for m in alone}
         assert dict(zip(message.name, message.position, strict=True)) == expected
         assert abs(expected["shoulder_lift"] + 0.5) < 0.02  # it got there, loaded
-        assert h.call("/servo_sim/reset", Trigger).success and sim.time_ms == 0
-        assert [m.position for m in sim] == [0.0] * 6
+        assert h.call("/servo_sim/reset", Trigger).success and h.node.runtime.time_ms == 0
+        assert [m.position for m in h.node.runtime.motors] == [0.0] * 6
         h.step(1)  # the body was reset too: the first step again
         alone = Simulation.from_config(from_ros_parameters({
             k: v for k, v in SO101.items() if k not in ("publish_clock", "start_paused")}))
         alone.step(1)
-        assert [m.position for m in sim] == [m.position for m in alone]
+        assert [m.position for m in h.node.runtime.motors] == [m.position for m in alone]
     finally:
         h.close()
 

@@ -11,7 +11,7 @@ from conftest import cycle_until_settled, reversal, start_on_a_bus
 
 from servo_sim.emulators import dxl_emulator, sts_emulator
 from servo_sim.hardware import HardwareSystem
-from servo_sim.model import ConfigError, Motor, Simulation, parse_config
+from servo_sim.model import Command, ConfigError, Simulation, parse_config
 from servo_sim.model.config import flatten
 from servo_sim.model.profiles import load_profiles, profile_names
 
@@ -161,8 +161,8 @@ def spin_flat_out(config: dict, bus, read):
     system = HardwareSystem(parse_config({"basic_time_step_ms": 8, **config}))
     try:
         start_on_a_bus(system)
-        system.command("wheel", Motor.set_position, INF)
-        system.command("wheel", Motor.set_velocity, 10.0)
+        system.command("wheel", Command.POSITION, INF)
+        system.command("wheel", Command.VELOCITY, 10.0)
         return cycle_until_settled(system, bus, read)
     finally:
         system.shutdown()

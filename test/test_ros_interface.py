@@ -10,7 +10,15 @@ import pytest
 from conftest import make_sim
 from rosbags.typesys import get_types_from_msg
 
-from servo_sim.model import ConfigError, Motor, ServoMode, Simulation, StateFlags, load_config
+from servo_sim.model import (
+    Command,
+    ConfigError,
+    MotorView,
+    ServoMode,
+    Simulation,
+    StateFlags,
+    load_config,
+)
 from servo_sim.model.config import NODE_PARAMETERS, parse_config, to_dict
 from servo_sim.ros.interface import (
     ACTION_FIELDS,
@@ -138,13 +146,13 @@ def test_action_files_parse_as_ros_idl_and_match_the_table(name):
                  zip(parts, ("Goal", "Result", "Feedback"), strict=True)) == ACTION_FIELDS[name]
 
 
-def test_safety_rows_call_the_model():
-    assert {t.name: t.call for t in MOTOR_TRIGGERS} == {
-        "halt": Motor.halt, "enable": Motor.enable, "disable": Motor.disable,
-        "e_stop": Motor.e_stop, "reset_e_stop": Motor.reset_e_stop}
+def test_safety_rows_send_the_command_tables_rows():
+    assert {t.name: t.command for t in MOTOR_TRIGGERS} == {
+        "halt": Command.HALT, "enable": Command.ENABLE, "disable": Command.DISABLE,
+        "e_stop": Command.E_STOP, "reset_e_stop": Command.RESET_E_STOP}
     (move,) = MOTOR_ACTIONS
-    assert (move.name, move.action, move.call) == ("trapezoidal_move", "TrapezoidalMove",
-                                                   Motor.trapezoidal_move)
+    assert (move.name, move.action, move.command) == ("trapezoidal_move", "TrapezoidalMove",
+                                                   Command.TRAPEZOIDAL_MOVE)
     goal = [n for _, n in ACTION_FIELDS["TrapezoidalMove"][0]]
     assert goal == ["target_position", "target_velocity", "max_velocity", "max_acceleration"]
 
@@ -187,21 +195,23 @@ def _rows():
 
 def test_get_brake_name_answers_the_configured_brake():
     sim = make_sim(dict(name="arm", brake_name="arm brake"), dict(name="wrist"))
-    call = _rows()["get_brake_name"].call
-    assert (call(sim.motor("arm")), call(sim.motor("wrist"))) == ("arm brake", "")
+    read = _rows()["get_brake_name"].read
+    assert (read(MotorView(sim.motor("arm"))), read(MotorView(sim.motor("wrist")))) \
+        == ("arm brake", "")
 
 
-def test_setters_call_the_model_and_getters_read_it():
+def test_setters_send_their_rows_and_getters_read_the_view():
     sim = make_sim(dict(name="arm", max_velocity=5.0, max_torque=4.0))
     arm, rows = sim.motor("arm"), _rows()
-    rows["set_position"].call(arm, 0.5)
-    rows["set_velocity"].call(arm, 2.0)
-    rows["set_acceleration"].call(arm, 3.0)
-    rows["set_available_torque"].call(arm, 1.5)
-    rows["set_control_pid"].call(arm, 7.0, 0.1, 0.2)
-    rows["position_sensor/enable"].call(arm, 16)
-    rows["torque_feedback_sensor/enable"].call(arm, 32)
-    read = {name: row.call(arm) for name, row in rows.items() if row.is_getter}
+    view = MotorView(arm)
+    rows["set_position"].command.call(arm, 0.5)
+    rows["set_velocity"].command.call(arm, 2.0)
+    rows["set_acceleration"].command.call(arm, 3.0)
+    rows["set_available_torque"].command.call(arm, 1.5)
+    rows["set_control_pid"].command.call(arm, 7.0, 0.1, 0.2)
+    rows["position_sensor/enable"].command.call(arm, 16)
+    rows["torque_feedback_sensor/enable"].command.call(arm, 32)
+    read = {name: row.read(view) for name, row in rows.items() if row.is_getter}
     assert read == {
         "get_target_position": 0.5, "get_min_position": 0.0, "get_max_position": 0.0,
         "get_velocity": 2.0, "get_max_velocity": 5.0, "get_acceleration": 3.0,
@@ -213,14 +223,14 @@ def test_setters_call_the_model_and_getters_read_it():
         "torque_feedback_sensor/get_sampling_period": 32,
     }
     assert arm.get_control_pid() == (7.0, 0.1, 0.2)
-    rows["set_force"].call(arm, 1.0)
+    rows["set_force"].command.call(arm, 1.0)
     assert arm.get_available_force() == 1.5  # force control, force clipped to 1.5 later
 
 
 def test_get_type_codes_are_webots_constants():
     sim = make_sim(dict(name="a"), dict(name="b", type="linear", max_force=1.0))
     assert TYPE_CODES == {"rotational": 0, "linear": 1}
-    assert _rows()["get_type"].call(sim.motor("b")) == 1
+    assert _rows()["get_type"].read(MotorView(sim.motor("b"))) == 1
     assert default_force_topic(sim.motor("a")) == "torque_feedback"
     assert default_force_topic(sim.motor("b")) == "force_feedback"
 
@@ -234,7 +244,7 @@ def test_setter_rows_reject_nan_with_value_error():
         if row.srv == "SetInt":
             args = [-1]
         with pytest.raises(ValueError, match="arm"):
-            row.call(sim.motor("arm"), *args)
+            row.command.call(sim.motor("arm"), *args)
 
 
 def test_parameter_rows_name_real_fields_and_read_the_new_value():

@@ -179,7 +179,7 @@ def test_every_service_of_the_table_is_served_with_its_type(h):
 
 
 def test_setters_change_the_model(h):
-    arm, grip = h.node.runtime.sim.motor("arm"), h.node.runtime.sim.motor("grip::left")
+    arm, grip = h.node.runtime.motor("arm"), h.node.runtime.motor("grip::left")
     ok = {}
     for name, value in [("set_position", 0.5), ("set_velocity", 1.5),
                         ("set_acceleration", 4.0), ("set_available_torque", 3.0)]:
@@ -198,7 +198,8 @@ def test_setters_change_the_model(h):
     assert h.call("/arm/set_torque", servo_srvs.SetFloat, value=1.0).success
     h.step(1)
     assert grip.motor_force == 0.0  # force control: the motor itself applies nothing more
-    assert h.node.runtime.sim.bank.applied_force.tolist() == [1.0, 2.0]
+    # the commanded effort has no getter (Webots has none): the bank's, read only
+    assert h.node.runtime._sim.bank.applied_force.tolist() == [1.0, 2.0]
     # setters that are parameters keep the parameter in step
     assert list(h.node.get_parameter("arm.control_pid").value) == [20.0, 0.5, 0.1]
     assert h.node.get_parameter("arm.acceleration").value == 4.0
@@ -228,7 +229,7 @@ def test_getters_answer_from_the_model(h):
 
 def test_nan_and_out_of_domain_requests_fail_change_nothing_and_warn(h):
     logs = h.listen("/rosout", Log)
-    bank = h.node.runtime.sim.bank
+    bank = h.node.runtime._sim.bank  # every motor's state at once, to see nothing changed
     before = (bank.target_position.copy(), bank.control_p.copy(), bank.available_force.copy())
     assert not h.call("/arm/set_position", servo_srvs.SetFloat, value=math.nan).success
     assert not h.call("/arm/set_velocity", servo_srvs.SetFloat, value=math.inf).success
@@ -265,7 +266,7 @@ def test_topics_at_their_sensor_period_with_simulation_stamps(h):
     assert [ms(m) for m in torque] == [16, 32, 48, 64]
     assert [ms(m) for m in force] == [32, 64]
     assert [ms(m) for m in joints][-4:] == [16, 32, 48, 64]
-    arm = h.node.runtime.sim.motor("arm")
+    arm = h.node.runtime.motor("arm")
     assert pos[-1].data == arm.get_position() and torque[-1].data == arm.get_torque_feedback()
     last = joints[-1]
     assert list(last.name) == ["arm", "grip::left"]
@@ -292,8 +293,8 @@ def test_live_parameters_are_validated_by_the_model(h):
     set_ = h.set_remote
 
     assert set_("arm.max_velocity", 1.0).successful
-    assert h.node.runtime.sim.motor("arm").get_max_velocity() == 1.0
-    assert h.node.runtime.sim.motor("arm").get_velocity() == 1.0  # clipped to the new limit
+    assert h.node.runtime.motor("arm").get_max_velocity() == 1.0
+    assert h.node.runtime.motor("arm").get_velocity() == 1.0  # clipped to the new limit
     bad = set_("arm.min_position", -3.0)  # hard stops are off, but soft <= max still holds
     assert bad.successful
     bad = set_("arm.max_position", -5.0)
@@ -303,7 +304,7 @@ def test_live_parameters_are_validated_by_the_model(h):
     assert not refused.successful
     assert refused.reason == "motor 'arm': field 'max_velocity' = -1.0: must be >= 0", \
         refused.reason
-    assert h.node.runtime.sim.motor("arm").get_max_velocity() == 1.0
+    assert h.node.runtime.motor("arm").get_max_velocity() == 1.0
     # issue 19: no range a slider cannot use (rqt_reconfigure draws every range as one);
     # a one-sided bound is stated instead
     params = AsyncParameterClient(h.client, "/servo_sim")
@@ -318,10 +319,10 @@ def test_live_parameters_are_validated_by_the_model(h):
         for r in (*d.floating_point_range, *d.integer_range):
             assert r.to_value - r.from_value < 1e6, (name, value, r)
     assert set_("arm.control_pid", [3.0, 0.0, 0.0]).successful
-    assert h.node.runtime.sim.motor("arm").get_control_pid() == (3.0, 0.0, 0.0)
+    assert h.node.runtime.motor("arm").get_control_pid() == (3.0, 0.0, 0.0)
     logs = h.listen("/rosout", Log)
     assert not set_("arm.control_pid", [0.0, 0.0, 0.0]).successful
-    assert h.node.runtime.sim.motor("arm").get_max_position() == 1.5
+    assert h.node.runtime.motor("arm").get_max_position() == 1.5
     # the warning shows the value as given (a list, not rclpy's array('d', ...))
     h.wait_for(lambda: any(m.msg.startswith("parameter arm.control_pid = [0.0, 0.0, 0.0] "
                                             "rejected: motor 'arm': ") for m in logs),
@@ -362,14 +363,14 @@ def test_a_setters_parameter_follows_for_readers_at_once_and_in_the_events(h):
     h.node.parameters.flush()  # nothing of the service's left to echo over it
     assert changes() == [[7.0, 0.0, 0.0], [20.0, 0.5, 0.1], [5.0, 0.0, 0.0], [3.0, 0.0, 0.0]]
     assert read() == [3.0, 0.0, 0.0]
-    assert h.node.runtime.sim.motor("arm").get_control_pid() == (3.0, 0.0, 0.0)
+    assert h.node.runtime.motor("arm").get_control_pid() == (3.0, 0.0, 0.0)
 
 
 def test_pause_step_resume_reset_and_clock(h):
     clock = h.listen("/clock", Clock)
     joint_states = h.listen("/joint_states", JointState)  # (published only when heard)
     h.wait_for(lambda: h.node.count_subscribers("/joint_states") >= 1, "discovery")
-    sim = h.node.runtime.sim
+    sim = h.node.runtime
     h.step(5)
     assert sim.time_ms == 40
     h.wait_for(lambda: clock and clock[-1].clock.nanosec == 40_000_000, "/clock at 40 ms")
@@ -387,8 +388,8 @@ def test_pause_step_resume_reset_and_clock(h):
     assert sim.time_ms > 80
     reply = h.call("/servo_sim/reset", Trigger)
     assert reply.success and sim.time_ms == 0
-    assert h.node.runtime.sim.motor("arm").position == 0.0
-    assert h.node.runtime.sim.motor("arm").get_target_position() == 0.0
+    assert h.node.runtime.motor("arm").position == 0.0
+    assert h.node.runtime.motor("arm").get_target_position() == 0.0
     # the joint_states schedule (every 16 ms) restarts at the reset: stamped 0 by the
     # reset itself, then the first cycle after it and every 16 ms of the new time (not
     # at the old schedule's next time, past the 32 ms stepped here)
@@ -406,14 +407,16 @@ def test_pause_step_resume_reset_and_clock(h):
 def test_joint_commands_drive_the_motors(h):
     pub = h.client.create_publisher(JointState, "/joint_commands", 10)
     h.wait_for(lambda: h.node.count_publishers("/joint_commands") >= 1, "discovery")
-    arm, grip = h.node.runtime.sim.motor("arm"), h.node.runtime.sim.motor("grip::left")
+    arm, grip = h.node.runtime.motor("arm"), h.node.runtime.motor("grip::left")
     nan = math.nan
     pub.publish(JointState(name=["arm", "grip__left"], position=[0.7, nan],
                            velocity=[nan, -0.05], effort=[nan, nan]))
     h.wait_for(lambda: arm.get_target_position() == 0.7, "the position command")
     assert math.isinf(grip.get_target_position()) and grip.get_velocity() == -0.05
     pub.publish(JointState(name=["grip::left"], effort=[3.0]))  # device name works too
-    h.wait_for(lambda: h.node.runtime.sim.bank.applied_force[1] == 3.0, "the effort command")
+    # the commanded effort has no getter (Webots has none): the bank's, read only
+    h.wait_for(lambda: h.node.runtime._sim.bank.applied_force[1] == 3.0,
+               "the effort command")
     pub.publish(JointState(name=["arm"], position=[nan], velocity=[nan], effort=[nan]))
     pub.publish(JointState(name=["arm"], position=[0.2], velocity=[0.5]))
     h.wait_for(lambda: arm.get_target_position() == 0.2, "position with a speed limit")
@@ -435,12 +438,13 @@ def test_the_maintained_topic_systems_compact_commands_reach_each_joint(executor
         logs = h.listen("/rosout", Log)
         pub = h.client.create_publisher(JointState, "/joint_commands", 10)
         h.wait_for(lambda: h.node.count_publishers("/joint_commands") >= 1, "discovery")
-        sim = h.node.runtime.sim
+        sim = h.node.runtime
         arm, wheel, finger = sim.motor("arm"), sim.motor("wheel"), sim.motor("finger")
         # what the plugin's write() sends for arm 0.7, wheel -2, finger 0.01, press 3 N·m
         pub.publish(JointState(name=["arm", "finger_mimic", "wheel", "finger", "press"],
                                position=[0.7, 0.01], velocity=[-2.0], effort=[3.0]))
-        h.wait_for(lambda: sim.bank.applied_force[3] == 3.0, "the effort command")
+        # the commanded effort has no getter (Webots has none): the bank's, read only
+        h.wait_for(lambda: sim._sim.bank.applied_force[3] == 3.0, "the effort command")
         assert arm.get_target_position() == 0.7 and finger.get_target_position() == 0.01
         assert math.isinf(wheel.get_target_position()) and wheel.get_velocity() == -2.0
         # a position array one short: refused whole, said once, nothing changed
@@ -455,7 +459,7 @@ def test_the_maintained_topic_systems_compact_commands_reach_each_joint(executor
             "ignored"]
         assert not [m for m in said if "finger_mimic" in m], said  # named, no value: silent
         assert (arm.get_target_position(), wheel.get_velocity()) == (0.7, -2.0)
-        assert sim.bank.applied_force[3] == 3.0
+        assert sim._sim.bank.applied_force[3] == 3.0
     finally:
         h.close()
 
@@ -487,7 +491,7 @@ def test_a_passive_joint_is_in_joint_states_and_refuses_commands(executor_kind):
             assert list(msg.name) == ["arm", "hinge"]
             k = round(msg.header.stamp.nanosec * 1e-9 / dt)
             assert msg.position[1] == pytest.approx(reference[k], rel=1e-12), k
-        hinge = h.node.runtime.sim.motor("hinge")
+        hinge = h.node.runtime.motor("hinge")
         before = (hinge.get_target_position(), hinge.get_velocity())
         assert not h.call("/hinge/set_position", servo_srvs.SetFloat, value=1.0).success
         assert not h.call("/hinge/set_velocity", servo_srvs.SetFloat, value=1.0).success
@@ -555,8 +559,8 @@ def test_free_run_advances_faster_than_the_wall_clock(executor_kind):
     h = Harness(real_time_factor=0.0, start_paused=False, executor_kind=executor_kind)
     try:
         start = time.monotonic()
-        h.wait_for(lambda: h.node.runtime.sim.time > 5.0, "5 s of simulated time")
-        assert h.node.runtime.sim.time > time.monotonic() - start
+        h.wait_for(lambda: h.node.runtime.time > 5.0, "5 s of simulated time")
+        assert h.node.runtime.time > time.monotonic() - start
     finally:
         h.close()
 
@@ -660,8 +664,8 @@ def test_a_parameter_passes_the_same_check_as_its_service_on_a_feetech_bus(execu
             logs = h.listen("/rosout", Log)
             # a bus that missed a packet at start is retried every second: the check
             # under test is the capability's, not the one of an unconfigured bus
-            h.wait_for(lambda: h.node.runtime.system.state.value == "active", "the bus active")
-            gains = h.node.runtime.sim.motor("a").get_control_pid()
+            h.wait_for(lambda: h.node.runtime.hardware_state == "active", "the bus active")
+            gains = h.node.runtime.motor("a").get_control_pid()
             assert not h.call("/a/set_control_pid", servo_srvs.MotorSetControlPid,
                               controlp=12.0, controli=0.0, controld=0.3).success
             reason = ("motor 'a': set_control_pid not supported by hardware 'feetech' "
@@ -671,17 +675,17 @@ def test_a_parameter_passes_the_same_check_as_its_service_on_a_feetech_bus(execu
             set_ = h.set_remote
             result = set_("a.control_pid", [12.0, 0.0, 0.3])
             assert (result.successful, result.reason) == (False, reason)
-            assert h.node.runtime.sim.motor("a").get_control_pid() == gains
+            assert h.node.runtime.motor("a").get_control_pid() == gains
             assert list(h.node.get_parameter("a.control_pid").value) == list(gains)
-            assert h.node.runtime.sim.config.motors[0].control_pid == gains
+            assert h.node.runtime.config.motors[0].control_pid == gains
             # the acceleration both doors take: 10 rad/s^2 = 65 x 100 steps/s^2 (STS)
             assert set_("a.acceleration", 10.0).successful
-            assert h.node.runtime.sim.motor("a").get_acceleration() == 10.0
-            assert h.node.runtime.sim.config.motors[0].acceleration == 10.0
+            assert h.node.runtime.motor("a").get_acceleration() == 10.0
+            assert h.node.runtime.config.motors[0].acceleration == 10.0
             h.wait_for(lambda: bus.get(1, ACCELERATION, 1) == 65, "Acceleration written")
             assert h.call("/a/set_acceleration", servo_srvs.SetFloat, value=20.0).success
             assert h.node.get_parameter("a.acceleration").value == 20.0
-            assert h.node.runtime.sim.config.motors[0].acceleration == 20.0
+            assert h.node.runtime.config.motors[0].acceleration == 20.0
         finally:
             h.close()
 
@@ -747,7 +751,7 @@ def test_node_survives_a_silent_bus_and_recovers(dxl_bus, python_default_log_lev
     """...and its INFO "recovered" reaches /rosout whatever the Python root level."""
     h = hw_node
     logs = h.listen("/rosout", Log)
-    h.wait_for(lambda: h.node.runtime.system.active, "the plugin active")
+    h.wait_for(lambda: h.node.runtime.active, "the plugin active")
     dxl_bus.silence()
     h.wait_for(lambda: any("commands halted" in m.msg and m.level == Log.ERROR for m in logs),
                "the error on /rosout")

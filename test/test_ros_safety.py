@@ -121,7 +121,7 @@ def test_node_wide_e_stop_latches_under_concurrent_calls(h):
     h.wait_for(lambda: all(f.done() for f in before), "the answers sent before")
     assert stopped.result().success
     assert [f.result().success for f in after] == [False] * 36
-    bank = h.node.runtime.sim.bank
+    bank = h.node.runtime._sim.bank  # every motor's latch at once (the model's arrays)
     assert not bank.enabled.any() and bank.e_stop.all()
     enable = h.call("/arm/enable", Trigger)
     assert not enable.success and "e-stop latched" in enable.message
@@ -137,7 +137,7 @@ def test_trapezoidal_move_action_timing_feedback_and_result(h):
     mover = Mover(h, "arm")
     _, result = mover.send(1.0)
     for done in (25, 50, 75, 94):  # a feedback topic keeps 10: read them as they come
-        h.step(done - h.node.runtime.sim.time_ms // 8)
+        h.step(done - h.node.runtime.time_ms // 8)
         h.wait_for(lambda done=done: len(mover.feedback) >= done * 8 // 50,
                    f"the feedback of {done * 8} ms")
     assert not result.done()
@@ -151,7 +151,7 @@ def test_trapezoidal_move_action_timing_feedback_and_result(h):
     remaining = [f.remaining_distance for f in mover.feedback]
     assert remaining[0] == pytest.approx(1.0) and remaining == sorted(remaining, reverse=True)
     assert max(f.velocity for f in mover.feedback) == pytest.approx(2.0)
-    assert h.node.runtime.sim.motor("arm").mode is ServoMode.POSITION
+    assert h.node.runtime.motor("arm").mode is ServoMode.POSITION
 
 
 def test_preemption_cancel_and_new_commands_end_goals_cleanly(h):
@@ -170,7 +170,7 @@ def test_preemption_cancel_and_new_commands_end_goals_cleanly(h):
     h.step(1)
     h.wait_for(second_result.done, "the second result")
     assert second_result.result().status == GoalStatus.STATUS_CANCELED
-    arm = h.node.runtime.sim.motor("arm")
+    arm = h.node.runtime.motor("arm")
     assert arm.mode is ServoMode.HALT
     _, third_result = mover.send(0.5)
     h.step(3)
@@ -200,9 +200,9 @@ def test_watchdog_halts_warns_once_and_diagnostics_say_why(watched):
     assert h.node.get_parameter("arm.command_timeout").value == 0.1
     assert h.call("/arm/set_position", servo_srvs.SetFloat, value=0.5).success
     h.step(13)
-    assert h.node.runtime.sim.motor("arm").mode is ServoMode.POSITION
+    assert h.node.runtime.motor("arm").mode is ServoMode.POSITION
     h.step(20)
-    arm = h.node.runtime.sim.motor("arm")
+    arm = h.node.runtime.motor("arm")
     assert arm.mode is ServoMode.HALT and arm.flags & StateFlags.WARNING
     why = "motor 'arm': no command for 0.1 s (command_timeout) in position mode: halted"
     h.wait_for(lambda: any(m.msg == why for m in logs), "the watchdog warning")

@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from servo_sim.hardware import CallbackReturn, HardwareComponent, HardwareSystem
-from servo_sim.model import Motor, parse_config
+from servo_sim.model import Command, parse_config
 from servo_sim.pacing import MAX_CATCH_UP_STEPS
 from servo_sim.runtime import FEEDBACK_PERIOD_MS, RealTimeError, Runtime
 
@@ -66,7 +66,7 @@ def test_cycles_due_are_the_wall_time_times_the_factor_over_the_step(rtf, wall_s
     n = len(list(rt.tick()))
     expected = math.floor(wall_s * rtf / 0.001 + 1e-9)
     assert n == min(expected, MAX_CATCH_UP_STEPS)
-    assert rt.sim.time_ms == n
+    assert rt.time_ms == n
 
 
 def test_a_machine_that_falls_behind_lets_simulated_time_slip():
@@ -115,7 +115,7 @@ def test_pause_step_resume_and_the_checks_of_step():
     assert [c.time_ms for c in rt.tick()] == [32, 40]
     rt.pause()
     wall.now += 1.0
-    assert list(rt.tick()) == [] and rt.sim.time_ms == 40
+    assert list(rt.tick()) == [] and rt.time_ms == 40
 
 
 def test_a_new_factor_paces_from_now():
@@ -142,9 +142,8 @@ def test_joint_states_are_due_at_their_rate_in_cycle_time():
 
 def test_a_cycle_names_the_sensors_that_refreshed():
     rt, _ = runtime(step_ms=2, paused=True)
-    motor = rt.sim.motor("a")
-    motor.enable_position(10)
-    motor.enable_force_feedback(4)
+    rt.command("a", Command.ENABLE_POSITION, 10)
+    rt.command("a", Command.ENABLE_FORCE_FEEDBACK, 4)
     refreshed = {c.time_ms: c.refreshed for c in rt.step(10)}
     assert [t for t, r in refreshed.items() if "position_sensor" in r] == [10, 20]
     assert [t for t, r in refreshed.items() if "force_sensor" in r] == [4, 8, 12, 16, 20]
@@ -152,7 +151,7 @@ def test_a_cycle_names_the_sensors_that_refreshed():
 
 def test_a_watched_move_owes_feedback_each_period_then_ends_on_the_profiles_time():
     rt, _ = runtime(step_ms=2, paused=True)
-    move = rt.system.command("a", Motor.trapezoidal_move, 1.0, 0.0, 1.0, 4.0)
+    move = rt.command("a", Command.TRAPEZOIDAL_MOVE, 1.0, 0.0, 1.0, 4.0)
     rt.watch(move)
     ended, feedback = rt.poll_moves()
     assert ended == () and feedback == (move,)  # feedback at the start
@@ -171,11 +170,11 @@ def test_a_watched_move_owes_feedback_each_period_then_ends_on_the_profiles_time
 
 def test_reset_goes_back_to_zero_and_ends_the_moves_in_progress():
     rt, _ = runtime(step_ms=2, paused=True)
-    move = rt.system.command("a", Motor.trapezoidal_move, 1.0, 0.0, 1.0, 4.0)
+    move = rt.command("a", Command.TRAPEZOIDAL_MOVE, 1.0, 0.0, 1.0, 4.0)
     rt.watch(move)
     list(rt.step(50))
     assert rt.reset() == (move,) and move.state == "aborted"
-    assert rt.sim.time_ms == 0 and rt.sim.motor("a").position == 0.0
+    assert rt.time_ms == 0 and rt.motor("a").position == 0.0
     assert rt.step(1).__next__().joint_states is False  # rate 0 by default
 
 
@@ -191,9 +190,9 @@ def test_reset_restarts_the_joint_states_schedule(step_ms):
 
     rt, _ = runtime(step_ms=step_ms, paused=True, joint_states_rate=10.0)
     first = [c.time_ms for c in rt.step(752 // step_ms) if c.joint_states]
-    assert first == schedule(752) and len(first) == 8 and rt.sim.time_ms == 752
+    assert first == schedule(752) and len(first) == 8 and rt.time_ms == 752
     rt.reset()
-    assert rt.sim.time_ms == 0
+    assert rt.time_ms == 0
     again = [c.time_ms for c in rt.step(352 // step_ms) if c.joint_states]
     assert again == schedule(352) and again[0] == step_ms and len(again) == 4
 
@@ -243,13 +242,14 @@ def test_a_real_devices_period_is_measured_cycle_by_cycle(gaps, by_cycle):
         times.append(wall.now)
         cycles = [rt.cycle(wait=False)] if by_cycle else list(rt.tick())
         assert len(cycles) == 1 and cycles[0].read
-        accelerations.append(float(rt.sim.bank.joint_acceleration()[0]))
+        # the acceleration the measured period gave (no getter: the bank's, read only)
+        accelerations.append(float(rt._sim.bank.joint_acceleration()[0]))
     measured = [0.008] + [times[k] - times[k - 1] for k in range(1, len(times))]
     component = hw.component
     assert [p for what, p in component.periods if what == "read"] == measured
     assert [p for what, p in component.periods if what == "write"] == measured
     assert np.allclose(accelerations[1:], TimedDevice.ACCELERATION, rtol=1e-6)
-    assert rt.sim.time_ms == 8 * len(times)  # cycle time: one step each
+    assert rt.time_ms == 8 * len(times)  # cycle time: one step each
 
 
 def test_real_hardware_runs_in_real_time_and_refuses_the_rest():
@@ -273,7 +273,7 @@ def test_real_hardware_runs_in_real_time_and_refuses_the_rest():
                             lambda: rt.set_real_time_factor(2.0)):
                 with pytest.raises(RealTimeError, match="hardware 'feetech' runs in real time"):
                     refused()
-            assert rt.sim.time_ms == 0
+            assert rt.time_ms == 0
             wall.now += 1.0  # however late: one cycle a tick, the device read
             cycles = list(rt.tick())
             assert len(cycles) == 1 and cycles[0].read and cycles[0].time_ms == 8
@@ -297,10 +297,10 @@ def test_open_makes_the_system_of_a_config_and_close_shuts_it_down():
         assert rt.hardware_state == "unconfigured" and rt.real_time_factor == 0.0
         with pytest.raises(ValueError, match="motor 'a': set_position refused: hardware "
                                              "'sim' is unconfigured"):
-            rt.command("a", Motor.set_position, 1.0)
+            rt.command("a", Command.POSITION, 1.0)
         assert rt.motor("a").get_target_position() == 0.0
         assert rt.start() and rt.active
-        rt.command("b", Motor.set_position, -0.5)
+        rt.command("b", Command.POSITION, -0.5)
         for _ in range(400):  # 0.8 s at 2 ms: 0.5 rad at 2 rad/s takes 0.25 s
             rt.cycle()
         assert rt.time == pytest.approx(0.8)
@@ -316,7 +316,7 @@ def test_readings_are_read_only_and_follow_a_reset():
         rt.start()
         with pytest.raises(ValueError, match="read-only"):
             rt.readings.position[0] = 1.0
-        rt.command("a", Motor.set_position, 0.3)
+        rt.command("a", Command.POSITION, 0.3)
         for _ in range(300):
             rt.cycle()
         assert rt.readings.position[0] == pytest.approx(0.3, abs=1e-3)
@@ -338,10 +338,10 @@ def test_a_parameter_change_and_the_e_stop_go_through_the_runtime():
         assert rt.motor("b").get_max_velocity() == 2.0
         rt.e_stop()
         with pytest.raises(ValueError, match="e-stop"):
-            rt.command("a", Motor.set_position, 0.1)
+            rt.command("a", Command.POSITION, 0.1)
         rt.reset_e_stop()
-        rt.command("a", Motor.enable)
-        rt.command("a", Motor.set_position, 0.1)
+        rt.command("a", Command.ENABLE)
+        rt.command("a", Command.POSITION, 0.1)
         assert rt.motor("a").get_target_position() == 0.1
     finally:
         rt.close()
@@ -368,7 +368,7 @@ def test_open_refuses_a_factor_real_hardware_cannot_run_and_leaves_nothing_open(
                      real_time_factor=0.0)
 
 
-#: The hosts: each holds a Runtime and nothing under it (issue 53). identification/fit.py
+#: The hosts: each holds a Runtime and nothing under it. identification/fit.py
 #: is not a host: it simulates candidate models of its own (no running system).
 HOSTS = ("ros", "rr", "webots", "cli.py", "identification", "panel")
 #: the model-level fit and its replay loop (moved out of fit.py): they step the model
@@ -377,8 +377,9 @@ NOT_HOSTS = {"identification/fit.py", "identification/replay.py"}
 
 
 def test_no_host_reaches_past_the_runtime():
-    """Read from the source: no host imports the hardware system, the simulation or the
-    bank, nor reads a ``.sim``, ``.system``, ``.bank`` or ``.component`` attribute."""
+    """Read from the source: no host imports the hardware system, the simulation, the
+    bank or the model's Motor, nor reads a ``.sim``, ``.system``, ``.bank`` or
+    ``.component`` attribute, nor the runtime's own ``._sim`` and ``._system``."""
     import ast
     from pathlib import Path
 
@@ -394,9 +395,9 @@ def test_no_host_reaches_past_the_runtime():
                 continue
             for node in ast.walk(ast.parse(file.read_text())):
                 if isinstance(node, ast.Attribute) and node.attr in (
-                        "sim", "system", "bank", "component"):
+                        "sim", "system", "bank", "component", "_sim", "_system"):
                     past.append(f"{name}:{node.lineno}: .{node.attr}")
                 elif isinstance(node, ast.ImportFrom):
                     past += [f"{name}:{node.lineno}: import {a.name}" for a in node.names
-                             if a.name in ("HardwareSystem", "Simulation", "MotorBank")]
+                             if a.name in ("HardwareSystem", "Simulation", "MotorBank", "Motor")]
     assert not past, past

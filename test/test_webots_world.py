@@ -645,13 +645,13 @@ def test_a_bad_world_is_one_line_exit_2(tmp_path):
 
 
 def test_the_ros_get_brake_name_answers_the_configured_brake():
-    from servo_sim.model import Simulation
+    from servo_sim.model import MotorView, Simulation
     from servo_sim.ros.interface import MOTOR_SERVICES  # the ROS-free table
 
     row = next(r for r in MOTOR_SERVICES if r.name == "get_brake_name")
     sim = Simulation.from_config(load_world(REPO / "examples" / "webots" / "arm.wbt").config)
-    assert row.call(sim.motor("shoulder")) == "shoulder brake"
-    assert row.call(sim.motor("gripper::left")) == ""
+    assert row.read(MotorView(sim.motor("shoulder"))) == "shoulder brake"
+    assert row.read(MotorView(sim.motor("gripper::left"))) == ""
 
 
 # --------------------------------------------------------------------------- the config

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model.commands import Command
 from . import emulator
 
 HEADER = bytes((0xFF, 0xFF, 0xFD, 0x00))
@@ -289,10 +290,10 @@ class Bus(emulator.EmulatedBus):
             velocity = max(-no_load, min(no_load, goal)) if mode == MODE_VELOCITY else 0.0
             on = on and mode == MODE_VELOCITY
         gains = (s.get(POSITION_P_GAIN, 2), s.get(POSITION_I_GAIN, 2), s.get(POSITION_D_GAIN, 2))
-        self.model.apply(s.dxl_id, {
-            "set_available_torque": (self.model.config.max_force if on else 0.0,),
-            "set_acceleration": (acceleration if acceleration else -1.0,),
-            "set_position": (position,), "set_velocity": (velocity,),
+        self.model.drive_motor(s.dxl_id, {
+            Command.AVAILABLE_TORQUE: (self.model.config.max_force if on else 0.0,),
+            Command.ACCELERATION: (acceleration if acceleration else -1.0,),
+            Command.POSITION: (position,), Command.VELOCITY: (velocity,),
             "actuator.gains": gains})
 
     def _present(self, s: Servo) -> None:

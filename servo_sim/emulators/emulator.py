@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.commands import MotorCommand
 from ..model.config import STANDARD_GRAVITY, flatten
 from ..model.profiles import profile_fields
 
@@ -193,7 +194,7 @@ class ModelMotors:
         self.arm = arm
         self._row = {i: k for k, i in enumerate(ids)}
         self._start = time.monotonic()
-        self._applied: dict[int, dict[str, tuple]] = {}
+        self._applied: dict[int, dict[MotorCommand | str, tuple]] = {}
         #: with a parent's clock (``--stepped``): the time it last ran the motors to, s
         #: of their own clock; wall-clock time then moves nothing
         self.parent_time: float | None = None
@@ -263,19 +264,22 @@ class ModelMotors:
             self._start = now - self.sim.time  # part of a step not yet due stays due)
         return True
 
-    def apply(self, servo_id: int, commands: dict[str, tuple]) -> None:
-        """The model commands (``set_*``) and parameters (``actuator.gains``) of one servo,
-        each only when its value changed (a command costs the model a refresh)."""
+    def drive_motor(self, servo_id: int,
+                    commands: dict[MotorCommand | str, tuple]) -> None:
+        """Drive one servo's motor from its registers: commands (rows of the command
+        table, ``Command.POSITION``) and parameters (``"actuator.gains"``), each only when
+        its value changed (a command costs the model a refresh). The emulator is the
+        device: its motor takes whatever the registers say, no capability check."""
         applied = self._applied.setdefault(servo_id, {})
-        for name, args in commands.items():
-            if applied.get(name) == args:
+        for key, args in commands.items():
+            if applied.get(key) == args:
                 continue
-            if name.startswith("set_"):
-                getattr(self.motors[servo_id], name)(*args)
+            if isinstance(key, MotorCommand):
+                key.call(self.motors[servo_id], *args)
             else:  # a parameter: one value, or a list (the gains)
-                self.sim.set_parameter(f"s{servo_id}", name,
+                self.sim.set_parameter(f"s{servo_id}", key,
                                        args[0] if len(args) == 1 else list(args))
-            applied[name] = args
+            applied[key] = args
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..model.commands import Command
 from ..model.profiles import servo_profile
 from . import emulator
 
@@ -287,18 +288,18 @@ class Bus(emulator.EmulatedBus):
             velocity = max(-self.no_load, min(self.no_load, speed)) if mode == 1 else 0.0
         gains = (s.get(P_COEFFICIENT, 1), s.get(I_COEFFICIENT, 1), s.get(D_COEFFICIENT, 1))
         commands = {
-            "set_available_torque": (min(limit, 1000) / 1000.0 * self.stall if on else 0.0,),
-            "set_acceleration": (acceleration * ACCELERATION_UNIT * rad_per_tick
+            Command.AVAILABLE_TORQUE: (min(limit, 1000) / 1000.0 * self.stall if on else 0.0,),
+            Command.ACCELERATION: (acceleration * ACCELERATION_UNIT * rad_per_tick
                                  if acceleration else -1.0,),
-            "set_position": (position,), "set_velocity": (velocity,)}
+            Command.POSITION: (position,), Command.VELOCITY: (velocity,)}
         if self.profiled:  # the firmware's P/D/I, in its units, and its dead zone (the
             # model's is one band both ways: the wider of the two registers)
             commands["actuator.gains"] = gains
             commands["actuator.deadband"] = (max(s.get(CW_DEAD_ZONE, 1),
                                                  s.get(CCW_DEAD_ZONE, 1)) * rad_per_tick,)
         else:
-            commands["set_control_pid"] = (gains[0] / P_PER_GAIN, 0.0, 0.0)
-        self.model.apply(i, commands)
+            commands[Command.CONTROL_PID] = (gains[0] / P_PER_GAIN, 0.0, 0.0)
+        self.model.drive_motor(i, commands)
 
     def _present(self, i: int) -> None:
         """The motor inside to the Present registers."""

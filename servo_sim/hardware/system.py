@@ -26,13 +26,12 @@ import logging
 import math
 import operator
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..model import Motor, Simulation
-from ..model.commands import MOTOR_COMMANDS
+from ..model.commands import MOTOR_COMMANDS, MotorCommand
 from ..model.config import SimulationConfig
 from ..model.motor import CommandRefusedError
 from ..model.safety import FAULT_FLAGS, report, status
@@ -299,16 +298,21 @@ class HardwareSystem:
 
     # ------------------------------------------------------------------ commands
 
-    def command(self, motor: str, call: Callable[..., Any], *args: Any) -> Any:
-        """``call(Motor, *args)`` (e.g. ``Motor.set_position``) if the hardware can take it.
+    def command(self, motor: str, command: MotorCommand, *args: Any) -> Any:
+        """``command`` (a row of the command table, e.g. ``Command.POSITION``) to
+        ``motor`` with ``args``, if the hardware can take it.
 
         Raises :class:`CommandRefusedError` (a ValueError) naming the motor, the command and
         why when the plugin is not active or a device lacks the capability; ValueError
-        from the command itself as the model raises it.
+        from the command itself as the model raises it; TypeError for anything that is
+        not a row of the table.
         """
+        if not isinstance(command, MotorCommand):
+            raise TypeError(f"motor {motor!r}: command {command!r}: not a row of the "
+                            "command table (servo_sim.model.Command)")
         handle = self.sim.motor(motor)
-        self.check(handle, call.__name__, args)
-        return call(handle, *args)
+        self.check(handle, command.name, args)
+        return command.call(handle, *args)
 
     def set_parameter(self, motor: str, field: str, value: Any) -> None:
         """Change one config field of ``motor`` at run time (``Simulation.set_parameter``);
@@ -316,7 +320,7 @@ class HardwareSystem:
         command (CommandRefusedError naming the motor, the command and why)."""
         mirrored = MIRRORED_FIELDS.get(field)
         if mirrored is not None:
-            self.check(self.sim.motor(motor), mirrored.command.__name__)
+            self.check(self.sim.motor(motor), mirrored.command.name)
         self.sim.set_parameter(motor, field, value)
 
     def check(self, handle: Motor, command: str, args: tuple[Any, ...] = ()) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..model import Motor, SimulationConfig
+from ..model import Command, SimulationConfig
 from ..runtime import Runtime, StartError
 from .fit import EXCITATION_S, Recording, excitation
 
@@ -64,7 +64,7 @@ def record(config: SimulationConfig, motor: str, amplitude: float = 0.5,
                 break  # a late cycle on a real bus shortens the recording, not shifts it
             before = handle.position
             command = float(excitation(t, amplitude, center))
-            runtime.command(motor, Motor.set_position, command)
+            runtime.command(motor, Command.POSITION, command)
             if not runtime.cycle(wait=False).read:
                 raise RecordError(f"hardware {runtime.plugin_name!r}: "
                                   f"{runtime.reason or 'the read failed'}")

@@ -3,6 +3,7 @@
 Pure Python + numpy; nothing here imports ROS.
 """
 
+from .commands import Command, MotorCommand
 from .config import (
     ConfigError,
     MotorConfig,
@@ -15,14 +16,18 @@ from .config import (
 from .motor import LINEAR, ROTATIONAL, CommandRefusedError, Motor
 from .safety import Move, ServoMode, StateFlags, Trapezoid, plan_trapezoid
 from .simulation import Simulation
+from .view import MotorView
 
 __all__ = [
     "LINEAR",
     "ROTATIONAL",
+    "Command",
     "CommandRefusedError",
     "ConfigError",
     "Motor",
+    "MotorCommand",
     "MotorConfig",
+    "MotorView",
     "Move",
     "ServoMode",
     "Simulation",

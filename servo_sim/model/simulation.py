@@ -11,7 +11,7 @@ import numpy as np
 
 from .bank import MotorBank
 from .body import make_body
-from .commands import MOTOR_COMMANDS
+from .commands import MOTOR_COMMANDS, MotorCommand
 from .config import (
     ConfigError,
     SimulationConfig,
@@ -37,8 +37,8 @@ class MirroredField:
     of a parameter change, run-time changes."""
 
     field: str
-    command: Callable[..., None]  #: Motor.set_control_pid(motor, *args)
-    read: Callable[[Motor], Any]  #: the field's value as the motor has it now
+    command: MotorCommand  #: its row of the command table (set_control_pid)
+    read: Callable[[Any], Any]  #: the field's value as the motor has it now
 
     def args(self, value: Any) -> tuple[Any, ...]:
         """The command's arguments for a field value ([p, i, d] -> p, i, d)."""
@@ -51,7 +51,7 @@ MIRRORED_FIELDS: dict[str, MirroredField] = {}
 for _command in MOTOR_COMMANDS:
     if _command.field is not None and _command.read is not None:
         MIRRORED_FIELDS.setdefault(_command.field, MirroredField(
-            _command.field, _command.call, _command.read))
+            _command.field, _command, _command.read))
 
 
 def _changed(config: Any, field: str, value: Any) -> Any:
@@ -157,7 +157,7 @@ class Simulation:
         field = mirrored.field
         value = list(value) if isinstance(value, tuple) else value
         try:
-            mirrored.command(handle, *mirrored.args(value))
+            mirrored.command.call(handle, *mirrored.args(value))
         except TypeError:  # not even the command's arguments: the field's rule says why
             pass
         else:  # accepted: the field's rule accepts it too (test_live_parameters)
@@ -169,7 +169,7 @@ class Simulation:
             raise ValueError(f"motor {handle.name!r}: field {field!r} = {value!r}: {exc}") \
                 from None
         raise ValueError(f"motor {handle.name!r}: field {field!r} = {value!r}: not "
-                         f"{mirrored.command.__name__}'s arguments")
+                         f"{mirrored.command.name}'s arguments")
 
     def _record(self, motor: str, field: str, parsed: Any) -> None:
         """``motor``'s config field ``field`` is ``parsed`` now (already applied)."""

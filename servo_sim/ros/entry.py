@@ -77,9 +77,9 @@ def node_main(args: list[str] | None = None) -> int:
         except Exception as exc:  # noqa: BLE001 - rcl's errors (a missing --params-file)
             raise ConfigError(f"cannot start: {exc}") from None
         node = ServoSimNode()
-        # from here a signal only sets the flag, which the spin loop checks at once: raised
-        # inside rclpy's Executor.__init__, it left an executor whose __del__ printed an
-        # AttributeError traceback ('_sigint_gc'; CI, Ctrl-C twice, /opt/ros)
+        # from here a signal only sets the flag, which the spin loop checks at once: an
+        # exception raised inside rclpy's Executor.__init__ leaves an executor whose
+        # __del__ prints an AttributeError traceback ('_sigint_gc')
         stop.interrupting = False
         executor, kind = make_executor(node.get_parameter("executor").value)
         node.get_logger().info(f"executor: {kind} ({_EXECUTOR_CLASSES[kind]})")

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..model import LINEAR, ROTATIONAL, Motor, ros_name
-from ..model.commands import ACTION, COMMAND, MOTOR_COMMANDS, TRIGGER
+from ..model import LINEAR, ROTATIONAL, MotorView, ros_name
+from ..model.commands import ACTION, COMMAND, MOTOR_COMMANDS, TRIGGER, MotorCommand
 
 #: Fields of the package's own interfaces, (type, name) in file order: request, response.
 SRV_FIELDS: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = {
@@ -59,10 +59,11 @@ FORCE_SENSOR = "force_sensor"
 
 @dataclass(frozen=True)
 class MotorService:
-    """One per-motor service: name, servo_sim srv type and the model call behind it.
+    """One per-motor service: name, servo_sim srv type and what answers it.
 
-    A setter's ``call(motor, *request fields)`` returns nothing and raises
-    ``ValueError`` to reject; a getter's ``call(motor)`` returns the response value.
+    A setter's ``command`` (its row of the command table) goes through the runtime with
+    the request fields and raises ``ValueError`` to reject; a getter's ``read(motor)``
+    (of the motor's read-only view) returns the response value.
     ``topic`` names the topic an enable service starts (the feedback topic is named
     after the enable service used). ``parameter`` is the motor parameter a setter
     changes, with the getter that reads its new value, so the two stay in step.
@@ -70,9 +71,10 @@ class MotorService:
 
     name: str
     srv: str
-    call: Callable[..., Any]
+    command: MotorCommand | None = None  #: a setter's row of the command table
+    read: Callable[[MotorView], Any] | None = None  #: a getter's answer
     topic: str | None = None
-    parameter: tuple[str, Callable[[Motor], Any]] | None = None
+    parameter: tuple[str, Callable[[MotorView], Any]] | None = None
 
     @cached_property
     def is_getter(self) -> bool:
@@ -98,7 +100,7 @@ class MotorTopic:
     sensor: str  # attribute of the bank: POSITION_SENSOR or FORCE_SENSOR
 
 
-def position_sensor_name(motor: Motor) -> str:
+def position_sensor_name(motor: MotorView) -> str:
     """What ``get_position_sensor_name`` answers: where the sensor's services live."""
     return f"{ros_name(motor.name)}/{POSITION_SENSOR}"
 
@@ -108,7 +110,7 @@ def _setter(name: str) -> MotorService:
     c = COMMAND[name]
     srv = "SetInt" if c.arg_type is int else "SetFloat" if len(c.args) == 1 \
         else "MotorSetControlPid"
-    return MotorService(c.ros_service, srv, c.call, topic=c.topic,
+    return MotorService(c.ros_service, srv, command=c, topic=c.topic,
                         parameter=(c.field, c.read) if c.field and c.read else None)
 
 
@@ -118,31 +120,31 @@ MOTOR_SERVICES: tuple[MotorService, ...] = (
                                  "set_available_force", "set_available_torque", "set_force",
                                  "set_torque", "set_control_pid")),
     # getters
-    MotorService("get_target_position", "GetFloat", Motor.get_target_position),
-    MotorService("get_min_position", "GetFloat", Motor.get_min_position),
-    MotorService("get_max_position", "GetFloat", Motor.get_max_position),
-    MotorService("get_velocity", "GetFloat", Motor.get_velocity),
-    MotorService("get_max_velocity", "GetFloat", Motor.get_max_velocity),
-    MotorService("get_acceleration", "GetFloat", Motor.get_acceleration),
-    MotorService("get_available_force", "GetFloat", Motor.get_available_force),
-    MotorService("get_max_force", "GetFloat", Motor.get_max_force),
-    MotorService("get_available_torque", "GetFloat", Motor.get_available_torque),
-    MotorService("get_max_torque", "GetFloat", Motor.get_max_torque),
-    MotorService("get_multiplier", "GetFloat", Motor.get_multiplier),
-    MotorService("get_type", "GetInt", lambda m: TYPE_CODES[m.get_type()]),
+    MotorService("get_target_position", "GetFloat", read=MotorView.get_target_position),
+    MotorService("get_min_position", "GetFloat", read=MotorView.get_min_position),
+    MotorService("get_max_position", "GetFloat", read=MotorView.get_max_position),
+    MotorService("get_velocity", "GetFloat", read=MotorView.get_velocity),
+    MotorService("get_max_velocity", "GetFloat", read=MotorView.get_max_velocity),
+    MotorService("get_acceleration", "GetFloat", read=MotorView.get_acceleration),
+    MotorService("get_available_force", "GetFloat", read=MotorView.get_available_force),
+    MotorService("get_max_force", "GetFloat", read=MotorView.get_max_force),
+    MotorService("get_available_torque", "GetFloat", read=MotorView.get_available_torque),
+    MotorService("get_max_torque", "GetFloat", read=MotorView.get_max_torque),
+    MotorService("get_multiplier", "GetFloat", read=MotorView.get_multiplier),
+    MotorService("get_type", "GetInt", read=lambda m: TYPE_CODES[m.get_type()]),
     MotorService("get_brake_name", "GetString",  # the config's brake_name, "" if none
-                 lambda m: m.config.brake_name or ""),
-    MotorService("get_position_sensor_name", "GetString", position_sensor_name),
+                 read=lambda m: m.config.brake_name or ""),
+    MotorService("get_position_sensor_name", "GetString", read=position_sensor_name),
     # sensors (seed 002: force/torque feedback; the position sensor of each motor)
     _setter("enable_position"),
     MotorService("position_sensor/get_sampling_period", "GetInt",
-                 Motor.get_position_sampling_period),
+                 read=MotorView.get_position_sampling_period),
     _setter("enable_force_feedback"),
     MotorService("force_feedback_sensor/get_sampling_period", "GetInt",
-                 Motor.get_force_feedback_sampling_period),
+                 read=MotorView.get_force_feedback_sampling_period),
     _setter("enable_torque_feedback"),
     MotorService("torque_feedback_sensor/get_sampling_period", "GetInt",
-                 Motor.get_torque_feedback_sampling_period),
+                 read=MotorView.get_torque_feedback_sampling_period),
 )
 
 MOTOR_TOPICS: tuple[MotorTopic, ...] = (
@@ -154,29 +156,30 @@ MOTOR_TOPICS: tuple[MotorTopic, ...] = (
 
 @dataclass(frozen=True)
 class MotorTrigger:
-    """A per-motor ``std_srvs/srv/Trigger`` service beyond Webots: ``call(motor)``;
-    a refusal (ValueError) answers success = false with the reason as message."""
+    """A per-motor ``std_srvs/srv/Trigger`` service beyond Webots: its row of the
+    command table, without arguments; a refusal (ValueError) answers success = false
+    with the reason as message."""
 
     name: str
-    call: Callable[[Motor], Any]
+    command: MotorCommand
 
 
 #: Modes and safety (issue 5, seed 004), per motor.
 MOTOR_TRIGGERS: tuple[MotorTrigger, ...] = tuple(
-    MotorTrigger(c.ros_service, c.call) for c in MOTOR_COMMANDS if c.kind == TRIGGER)
+    MotorTrigger(c.ros_service, c) for c in MOTOR_COMMANDS if c.kind == TRIGGER)
 
 
 @dataclass(frozen=True)
 class MotorAction:
-    """A per-motor action: name, servo_sim action type, the model call that starts it."""
+    """A per-motor action: name, servo_sim action type, the command that starts it."""
 
     name: str
     action: str
-    call: Callable[..., Any]
+    command: MotorCommand
 
 
 MOTOR_ACTIONS: tuple[MotorAction, ...] = tuple(
-    MotorAction(c.ros_service, "".join(w.title() for w in c.name.split("_")), c.call)
+    MotorAction(c.ros_service, "".join(w.title() for w in c.name.split("_")), c)
     for c in MOTOR_COMMANDS if c.kind == ACTION)
 
 
@@ -201,7 +204,7 @@ def family(row: MotorService | MotorTrigger | MotorAction) -> str:
     return "getters" if row.is_getter else "commands"
 
 
-def default_force_topic(motor: Motor) -> str:
+def default_force_topic(motor: MotorView) -> str:
     """The feedback topic of a sensor enabled by the config: named after the motor type."""
     return "torque_feedback" if motor.get_type() == ROTATIONAL else "force_feedback"
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import RobotRaconteur as RR  # noqa: N817 - the name its docs use
 
-from ..model import CommandRefusedError, Motor, ServoMode, StateFlags
+from ..model import Command, CommandRefusedError, MotorCommand, MotorView, ServoMode, StateFlags
 from ..model.motor import ROTATIONAL
 from ..runtime import Runtime
 from . import info, params
@@ -69,9 +69,9 @@ def rr_error(exc: ValueError) -> Exception:
     return RR.InvalidArgumentException(str(exc))
 
 
-def effort_call(motor: Motor) -> Any:
-    """The model's effort command of a motor: set_torque (rotational) or set_force."""
-    return Motor.set_torque if motor.get_type() == ROTATIONAL else Motor.set_force
+def effort_command(motor: MotorView) -> MotorCommand:
+    """The effort command of a motor: torque (rotational) or force."""
+    return Command.TORQUE if motor.get_type() == ROTATIONAL else Command.FORCE
 
 
 def write_mode(runtime: Runtime, motor: str, value: Any) -> None:
@@ -84,27 +84,27 @@ def write_mode(runtime: Runtime, motor: str, value: Any) -> None:
     mode = ServoMode(int(value))
     handle = runtime.motor(motor)
     if mode is ServoMode.DISABLED:
-        runtime.command(motor, Motor.disable)
+        runtime.command(motor, Command.DISABLE)
     elif mode is ServoMode.HALT:
-        runtime.command(motor, Motor.enable if handle.mode is ServoMode.DISABLED
-                       else Motor.halt)
+        runtime.command(motor, Command.ENABLE if handle.mode is ServoMode.DISABLED
+                        else Command.HALT)
     elif mode is ServoMode.POSITION:
         held = handle.get_target_position()
         if handle.mode not in (ServoMode.HALT, ServoMode.POSITION) or not math.isfinite(held):
             held = handle.position / handle.get_multiplier()
-        runtime.command(motor, Motor.set_position, held)
+        runtime.command(motor, Command.POSITION, held)
         try:  # the full speed limit, where the device has one
-            runtime.check(motor, "set_velocity")
+            runtime.check(motor, Command.VELOCITY)
         except CommandRefusedError:
             return
-        runtime.command(motor, Motor.set_velocity,
-                       handle.get_max_velocity() / abs(handle.get_multiplier()))
+        runtime.command(motor, Command.VELOCITY,
+                        handle.get_max_velocity() / abs(handle.get_multiplier()))
     elif mode is ServoMode.VELOCITY:
-        runtime.check(motor, "set_position", (math.inf,))  # both, before either changes
-        runtime.command(motor, Motor.set_velocity, 0.0)
-        runtime.command(motor, Motor.set_position, math.inf)
+        runtime.check(motor, Command.POSITION, (math.inf,))  # both, before either changes
+        runtime.command(motor, Command.VELOCITY, 0.0)
+        runtime.command(motor, Command.POSITION, math.inf)
     elif mode is ServoMode.EFFORT:
-        runtime.command(motor, effort_call(handle), 0.0)
+        runtime.command(motor, effort_command(handle), 0.0)
     else:
         why = ("entered by trapezoidal_move()" if mode is ServoMode.TRAPEZOIDAL
                else "reported when the device fails, never commanded")
@@ -252,7 +252,7 @@ class Servo:
 
     def halt(self) -> None:
         """Hold at once (a trapezoidal move in progress ends, aborted)."""
-        self._run(self._runtime.command, self.motor, Motor.halt)
+        self._run(self._runtime.command, self.motor, Command.HALT)
 
     def trapezoidal_move(self, target_pos: Any, target_vel: Any, vel: Any,
                          accel: Any) -> None:
@@ -266,7 +266,7 @@ class Servo:
                     f"motor {self.motor!r}: {field} = {values.tolist()!r} rejected: one "
                     f"value per axis (axis_count 1), not {values.size}")
             args.append(float(values[0]))
-        self._run(self._runtime.command, self.motor, Motor.trapezoidal_move, *args)
+        self._run(self._runtime.command, self.motor, Command.TRAPEZOIDAL_MOVE, *args)
 
     def getf_param(self, param_name: str) -> Any:
         value = self._run(params.get, self._runtime, self.motor, param_name)
@@ -290,7 +290,7 @@ class Servo:
                 f"motor {self.motor!r}: signal {signal_name!r} = "
                 f"{params.shown(None if value is None else value.data)} rejected: one "
                 "boolean (true latches the e-stop, false releases it)")
-        call = Motor.e_stop if bool(data[0]) else Motor.reset_e_stop
+        call = Command.E_STOP if bool(data[0]) else Command.RESET_E_STOP
         self._run(self._runtime.command, self.motor, call)
 
     def _signal(self, name: str) -> None:
@@ -335,10 +335,10 @@ class Servo:
         if why:
             wire.drop(why)
             return
-        call = {"position_command": Motor.set_position,
-                "velocity_command": Motor.set_velocity}.get(name) or effort_call(motor)
+        sent = {"position_command": Command.POSITION,
+                "velocity_command": Command.VELOCITY}.get(name) or effort_command(motor)
         try:
-            self._runtime.command(self.motor, call, float(values[0]))
+            self._runtime.command(self.motor, sent, float(values[0]))
         except ValueError as exc:
             wire.drop(str(exc))
             return

@@ -29,7 +29,7 @@ import numbers
 import sys
 from typing import Any
 
-from ..model.commands import MOTOR_COMMANDS
+from ..model.commands import MOTOR_COMMANDS, MotorCommand
 from ..model.config import parse_field
 from .session import BRAKE, MOTOR, POSITION_SENSOR, ControllerEnded, DeviceSpec, Session
 
@@ -201,7 +201,7 @@ def _command_method(name: str) -> Any:
     command = WEBOTS_COMMANDS[name]
 
     def call(self: Motor, *args: Any) -> None:
-        self._command(command.call, *args)
+        self._command(command, *args)
 
     call.__name__ = call.__qualname__ = name
     call.__doc__ = (f"The model's ``Motor.{command.name}({', '.join(command.args)})``, "
@@ -239,8 +239,8 @@ class Motor(_JointDevice):
         super().__init__(name)
         self._motor = self._session.motor(self._spec.motor.name)
 
-    def _command(self, call: Any, *args: Any) -> None:
-        self._session.command(self._spec.name, call, *args)
+    def _command(self, command: MotorCommand, *args: Any) -> None:
+        self._session.command(self._spec.name, command, *args)
 
     # commands: rows of the command table (model/commands.py)
     setPosition = _command_method("setPosition")
@@ -329,7 +329,7 @@ class PositionSensor(_JointDevice):
                         else sampling_period)
 
     def enable(self, sampling_period: int) -> None:
-        self._session.command(self._spec.motor.name, WEBOTS_COMMANDS["enable"].call,
+        self._session.command(self._spec.motor.name, WEBOTS_COMMANDS["enable"],
                               sampling_period)
 
     def disable(self) -> None:

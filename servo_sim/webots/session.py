@@ -22,7 +22,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..model import Motor
+from ..model import Command, MotorCommand, MotorView
 from ..model.config import MotorConfig, SimulationConfig
 from ..model.sensors import SampledSensors
 from ..record import csv_columns, csv_row, steps_to_reach
@@ -135,9 +135,10 @@ class Session:
         except StartError as exc:
             self.close()
             raise SessionError(f"{config.source}: {exc}") from None
-        for name in self.runtime.motor_names:  # in Webots every sensor starts disabled,
-            self.runtime.command(name, Motor.disable_position)  # whatever the config's
-            self.runtime.command(name, Motor.disable_force_feedback)  # periods say
+        # in Webots every sensor starts disabled, whatever the config's periods say
+        for name in self.runtime.motor_names:
+            self.runtime.command(name, Command.ENABLE_POSITION, 0)
+            self.runtime.command(name, Command.ENABLE_FORCE_FEEDBACK, 0)
         if self._csv is not None:
             self._csv.writerow(csv_columns(self.runtime.motor_names))
             self._csv.writerow(csv_row(self.runtime.time, self.runtime.readings))
@@ -152,13 +153,13 @@ class Session:
         return (" (it may be inside a PROTO that could not be read and was left out: "
                 + ", ".join(self.unread.values()) + ")")
 
-    def command(self, motor: str, call: Callable[..., Any], *args: Any) -> bool:
-        """``call(model Motor, *args)`` through the hardware system; a refused or
-        rejected value is logged as a warning (Webots prints one and carries on) and
-        changes nothing. True if it was taken."""
-        key = (motor, call.__name__)
+    def command(self, motor: str, command: MotorCommand, *args: Any) -> bool:
+        """``command`` (a row of the command table) through the hardware system; a
+        refused or rejected value is logged as a warning (Webots prints one and carries
+        on) and changes nothing. True if it was taken."""
+        key = (motor, command.name)
         try:
-            self.runtime.command(motor, call, *args)
+            self.runtime.command(motor, command, *args)
         except ValueError as exc:
             # the same refusal of the same command, step after step (a device recovering,
             # a NaN in a loop), is said once until that command is taken again
@@ -169,8 +170,8 @@ class Session:
         self._refused.pop(key, None)
         return True
 
-    def motor(self, name: str) -> Motor:
-        """The model's handle of motor ``name``."""
+    def motor(self, name: str) -> MotorView:
+        """Motor ``name``, read-only (the runtime's view)."""
         return self.runtime.motor(name)
 
     # ------------------------------------------------------------------ time

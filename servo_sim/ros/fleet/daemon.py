@@ -2,14 +2,13 @@
 ``python -m servo_sim.ros.fleet.daemon``, what ``fleet.launch.py`` runs (with the discovery
 servers' super-client environment) once every robot's table is complete.
 
-One process for the stop and the start, with ros2cli's own functions, and again while a
-daemon is found running after the stop: ``ros2 daemon stop`` then ``ros2 daemon start``
-can find "not running", then "already running" on a busy machine (seen at 30 x 6), which
-leaves a daemon that is not the servers' super client and lists nothing of the fleet.
-Tried again for :data:`PATIENCE_S` (a try may add ros2cli's own waits, 10 s each): a
-10 x 6 fleet launched right after another one had ended found the daemon's port taken,
-with no daemon answering on it, at each of 5 tries over 2.3 s (1 benchmark run in 6),
-and its tools then listed nothing for 16 s. It ends with the launch that started it.
+One process stops and starts the daemon with ros2cli's own functions, and does it again
+while the stop or the start fails: ``ros2 daemon stop`` then ``ros2 daemon start`` as two
+commands can see "not running", then "already running" (the old daemon is still going
+down), and leave a daemon that is not the servers' super client and lists nothing of the
+fleet. A daemon that is going down can also hold its port without answering on it for a
+few seconds, so the tries go on for :data:`PATIENCE_S` (each may include ros2cli's own
+waits of :data:`TIMEOUT_S`). The process ends with the launch that started it.
 """
 
 from __future__ import annotations

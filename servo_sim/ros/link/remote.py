@@ -47,9 +47,8 @@ TRIGGERS = ("halt", "enable", "disable", "e_stop", "reset_e_stop")
 #: How long a call waits for its service to appear, s.
 CALL_WAIT_S = 5.0
 #: The servo_state messages the link's subscription keeps until its thread takes them:
-#: 10 s at the default 50 Hz. With 10 (0.2 s), a thread held up by a busy machine lost
-#: samples, and a step's figures came from a sparser recording than the node published
-#: (CI, Kilted: rise time 0.264 s where every sample gave 0.240 s).
+#: 10 s at the default 50 Hz, so that a thread held up for a while loses no sample and a
+#: step's figures (rise time, overshoot) come from every sample the node published.
 STATE_DEPTH = 500
 
 

@@ -59,7 +59,7 @@ class Goals:
         result = action.Result()
         runtime = self._runtime
         try:
-            move = runtime.command(motor_name, row.call, g.target_position,
+            move = runtime.command(motor_name, row.command, g.target_position,
                                    g.target_velocity, g.max_velocity, g.max_acceleration)
         except ValueError as exc:
             self._node.get_logger().warning(f"{ros_name(motor_name)}/{row.name}: {exc}")

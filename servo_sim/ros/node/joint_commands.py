@@ -21,13 +21,13 @@ import math
 from collections.abc import Mapping, Sequence
 from functools import partial
 
-from ...model import Motor
+from ...model import Command
 from ...model.motor import CommandRefusedError
 from ...runtime import Runtime
 
 KINDS = ("position", "velocity", "effort")
 #: (position, velocity, effort) commanded to one joint; None where it has no value
-Command = tuple[float | None, float | None, float | None]
+JointCommand = tuple[float | None, float | None, float | None]
 
 
 def _value(values: Sequence[float], k: int | None) -> float | None:
@@ -37,7 +37,7 @@ def _value(values: Sequence[float], k: int | None) -> float | None:
 
 
 def per_joint(names: Sequence[str], arrays: Sequence[Sequence[float]],
-              interfaces: Mapping[str, Sequence[str]] | None) -> dict[str, Command]:
+              interfaces: Mapping[str, Sequence[str]] | None) -> dict[str, JointCommand]:
     """name -> (position, velocity, effort) of one joint_commands message. ``arrays`` are
     its position, velocity and effort; ``interfaces`` each joint's command interfaces
     from the robot_description (None: there is none). ValueError, naming the array and
@@ -62,7 +62,7 @@ def per_joint(names: Sequence[str], arrays: Sequence[Sequence[float]],
 
 
 def command_joints(runtime: Runtime, motors: Mapping[str, str],
-                   commands: Mapping[str, Command]) -> list[tuple[str, bool]]:
+                   commands: Mapping[str, JointCommand]) -> list[tuple[str, bool]]:
     """Each joint's command through the runtime's check: position (with
     its speed), else velocity, else effort; ``motors`` maps joint names to motor names.
     Returns what to warn of, with whether it may be throttled (a refusal repeats with
@@ -77,14 +77,14 @@ def command_joints(runtime: Runtime, motors: Mapping[str, str],
         command = partial(runtime.command, motor_name)
         try:
             if position is not None:
-                command(Motor.set_position, position)
+                command(Command.POSITION, position)
                 if velocity is not None:
-                    command(Motor.set_velocity, abs(velocity))
+                    command(Command.VELOCITY, abs(velocity))
             elif velocity is not None:
-                command(Motor.set_position, math.inf)
-                command(Motor.set_velocity, velocity)
+                command(Command.POSITION, math.inf)
+                command(Command.VELOCITY, velocity)
             elif effort is not None:
-                command(Motor.set_force, effort)
+                command(Command.FORCE, effort)
         except CommandRefusedError as exc:
             said.append((f"joint_commands: {exc}", True))
         except ValueError as exc:

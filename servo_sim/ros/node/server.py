@@ -195,16 +195,16 @@ class ServoSimNode(EchoFirst, Node):
     # ------------------------------------------------------------------ services
 
     def _serve(self, row: MotorService, motor_name: str, request: Any, response: Any) -> Any:
-        """Every per-motor service: request fields -> model call -> response."""
+        """Every per-motor service: request fields -> command (or getter) -> response."""
         motor = self.runtime.motor(motor_name)
         field_type, field = row.response_field
         if row.is_getter:
-            setattr(response, field, row.call(motor))
+            setattr(response, field, row.read(motor))
             return response
         args = tuple(getattr(request, name) for name in row.request_fields)
         try:
             if row.parameter is None:
-                self.runtime.command(motor_name, row.call, *args)
+                self.runtime.command(motor_name, row.command, *args)
             else:  # the motor parameter's change: one check, applied once
                 self.runtime.set_parameter(motor_name, row.parameter[0],
                                            list(args) if len(args) > 1 else args[0])
@@ -224,7 +224,7 @@ class ServoSimNode(EchoFirst, Node):
                        response: Trigger.Response) -> Trigger.Response:
         """halt, enable, disable, e_stop, reset_e_stop of one motor."""
         try:
-            self.runtime.command(motor_name, row.call)
+            self.runtime.command(motor_name, row.command)
         except ValueError as exc:
             self.get_logger().warning(f"{ros_name(motor_name)}/{row.name}: {exc}")
             response.success, response.message = False, str(exc)
