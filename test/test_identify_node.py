@@ -28,7 +28,7 @@ def test_the_node_runs_it_from_its_config_file(fitted, executor_kind):  # noqa: 
         assert h.call("/servo/set_position", servo_srvs.SetFloat, value=GOAL).success
         steps = round(DURATION_S * 1000 / STEP_MS)
         h.step(steps)
-        motor = node.runtime.sim.motor("servo")
+        motor = node.runtime.motor("servo")
         h.wait_for(lambda: node.runtime.time >= DURATION_S - 1e-9, "the steps")
         assert motor.position == pytest.approx(trajectory(fitted["path"], steps)[-1],
                                                abs=1e-12)

@@ -74,8 +74,10 @@ def test_the_nodes_config_file_a_world_on_mujoco(tmp_path, executor_kind):
                 executor_kind=executor_kind)
     try:
         h.step(350)  # 0.7 s at 2 ms
-        sim = h.node.runtime.sim
-        assert sim.time_ms == 700 and type(sim.bank.body).__name__ == "MujocoBody"
-        assert sim.motor("elbow").position == in_process(path, "mujoco", 0.7)
+        runtime = h.node.runtime
+        # the body's type has no public getter: read through the runtime's simulation
+        body = runtime._sim.bank.body
+        assert runtime.time_ms == 700 and type(body).__name__ == "MujocoBody"
+        assert runtime.motor("elbow").position == in_process(path, "mujoco", 0.7)
     finally:
         h.close()
