@@ -50,6 +50,7 @@ def make_sim(n: int) -> Simulation:
             "force_feedback_sampling_period_ms": 32,
         })
     sim = Simulation.from_config({"basic_time_step_ms": 1, "motors": motors})
+    sim.bank.wait_for_compiled_law()  # the law a run steps with once it has loaded
     for i, m in enumerate(sim):
         if i % 10 == 0:
             m.set_position(np.inf)

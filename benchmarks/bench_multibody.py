@@ -84,6 +84,7 @@ def servo_sim(arms: int, model: Path | None, ideal: bool = False) -> Simulation:
     if model is not None:
         raw.update(physics="mujoco", multibody={"model": str(model)})
     sim = Simulation.from_config(raw)
+    sim.bank.wait_for_compiled_law()  # the law a run steps with once it has loaded
     for k in range(arms):
         for joint, target in POSE.items():
             sim.motor(f"a{k}_{joint}").set_position(target)
@@ -138,6 +139,7 @@ def world_sim(world: Path, physics: str | None) -> Simulation:
     ``physics`` built from the world, its motors moving, after 250 steps."""
     loaded = load(world)
     sim = Simulation(on_physics(loaded, physics) if physics else loaded.config)
+    sim.bank.wait_for_compiled_law()
     for motor in sim:
         if "wheel" in motor.name:
             motor.set_position(float("inf"))

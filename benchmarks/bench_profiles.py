@@ -34,6 +34,7 @@ def make_sim(n: int, profiled: bool) -> Simulation:
         else:
             motors.append({"name": f"m{i}", "max_torque": 4.1, "max_velocity": 4.8})
     sim = Simulation.from_config({"basic_time_step_ms": 1, "motors": motors})
+    sim.bank.wait_for_compiled_law()  # the law a run steps with once it has loaded
     for i, m in enumerate(sim):
         m.set_position(0.5 * np.sin(i))
     return sim

@@ -98,13 +98,21 @@ def numpy_simulation(raw: dict) -> Simulation:
     return sim
 
 
+def compiled_simulation(raw: dict) -> Simulation:
+    """``raw``'s simulation as it is by default where numba is installed, once its bank
+    has loaded the compiled runner (in a thread of its own: bank.compile_law)."""
+    sim = Simulation.from_config(raw)
+    assert sim.bank.wait_for_compiled_law(timeout=600)
+    assert sim.bank._law is law.compiled()
+    return sim
+
+
 def run_both(raw: dict, steps: int = 300) -> set[str]:
     """``raw``'s simulation on each runner, commanded alike: the same bits throughout
     (each command followed by ``steps`` steps); the names of the state that changed
     (so that a test can say the state it compares was live)."""
     numpy_sim = numpy_simulation(raw)
-    compiled_sim = Simulation.from_config(raw)  # by default, where numba is installed
-    assert compiled_sim.bank._law is law.compiled()
+    compiled_sim = compiled_simulation(raw)
     start, changed = state(numpy_sim), set()
     for k, (a, b) in enumerate(zip(commands(numpy_sim), commands(compiled_sim),
                                    strict=True)):
@@ -304,7 +312,7 @@ def test_a_motor_at_half_a_tick_sees_the_even_tick_both_ways(runner):
         {"name": f"m{k}", "min_position": -1.0, "max_position": 1.0, "inertia": 0.01,
          "position": h * TICK, "actuator": {"resolution": 4096 if k < 4 else 0}}
         for k, h in enumerate([*HALF_TICKS, 2.5])]}
-    sim = numpy_simulation(raw) if runner == "numpy" else Simulation.from_config(raw)
+    sim = numpy_simulation(raw) if runner == "numpy" else compiled_simulation(raw)
     assert (sim.bank._law is law.compiled()) == (runner == "compiled")
     for m in sim.motors:
         m.set_position(m.position)
@@ -326,8 +334,7 @@ def test_a_firmware_goal_at_half_a_tick_is_the_even_tick_on_both_runners():
          "servo": "STS3215-7.4V"} for k in range(len(HALF_TICKS))] + [
         {"name": "webots", "min_position": -1.0, "max_position": 1.0, "inertia": 0.002,
          "actuator": {"resolution": 4096}}]}
-    sims = [numpy_simulation(raw), Simulation.from_config(raw)]
-    assert sims[1].bank._law is law.compiled()
+    sims = [numpy_simulation(raw), compiled_simulation(raw)]
     for sim in sims:
         for m, h in zip(sim.motors, [*HALF_TICKS, 2.5], strict=True):
             m.set_position(h * TICK)
@@ -419,12 +426,29 @@ def test_the_run_loops_compiled_cache_is_named_for_its_sources():
 @pytest.mark.parametrize("physics", ["dynamic", "kinematic"])
 def test_every_dynamic_body_steps_the_compiled_law_by_default(physics):
     """Where numba is installed, the per-joint body steps the compiled law as MuJoCo's
-    does (the kinematic mode has no law), at start and after a reset."""
+    does (the kinematic mode has no law) once a thread of its own has loaded it, at
+    start and after a reset; stepping meanwhile with numpy's runner, to the same bits
+    as a bank that had the compiled law from its first step."""
     servo = "STS3215-7.4V" if physics == "dynamic" else None  # (kinematic: ideal only)
-    sim = Simulation.from_config({"basic_time_step_ms": 1, "physics": physics,
-                                  "motors": [motor("a", None), motor("b", servo)]})
-    compiled = law.compiled() if physics == "dynamic" else law.step_motors
+    config = {"basic_time_step_ms": 1, "physics": physics,
+              "motors": [motor("a", None), motor("b", servo)]}
+    sim = Simulation.from_config(config)
+    sim.motor("a").set_position(0.5)
+    sim.motor("b").set_position(-0.4)
+    sim.step(30)  # some steps, maybe all on numpy's runner, while the law loads
+    dynamic = physics == "dynamic"
+    assert sim.bank.wait_for_compiled_law(timeout=600) is dynamic
+    compiled = law.compiled() if dynamic else law.step_motors
     assert sim.bank._law is compiled
+    sim.step(30)
+    alone = Simulation.from_config(config)
+    if dynamic:
+        assert alone.bank.use_compiled_law()
+    alone.motor("a").set_position(0.5)
+    alone.motor("b").set_position(-0.4)
+    alone.step(60)
+    assert [m.position for m in sim.motors] == [m.position for m in alone.motors]
+    assert [m.velocity for m in sim.motors] == [m.velocity for m in alone.motors]
     sim.reset()
     assert sim.bank._law is compiled
 
@@ -435,6 +459,7 @@ def test_without_numba_the_law_is_numpys(monkeypatch):
     monkeypatch.setenv("SERVO_SIM_JIT", "0")
     assert law.compiled() is None and law.numba_jit() is None
     sim = Simulation.from_config({"basic_time_step_ms": 1, "motors": [motor("a", None)]})
+    assert not sim.bank.wait_for_compiled_law(timeout=600)
     assert not sim.bank.use_compiled_law() and sim.bank._law is law.step_motors
 
 

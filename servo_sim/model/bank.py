@@ -102,6 +102,8 @@ class MotorBank:
         #: the step's law: numpy's runner, or (use_compiled_law) the compiled one
         self._law, self._keep_motor_force = law.step_motors, law.keep_motor_force
         self._compiled = False
+        #: the thread loading the compiled law (compile_law), or None
+        self._compiling: threading.Thread | None = None
         #: the law's tables (tables.py): made once, written in place from then on
         data = self.law_data = LawData(len(config.motors))
         self.parameters, self.commands, self.state = data.parameters, data.commands, data.state
@@ -376,12 +378,34 @@ class MotorBank:
         if compiled is None:
             return False
         # compiled now, on copies (the first step would otherwise wait for it)
+        with self.lock:
+            tables = [table.copy() for table in self.law_data.arguments]
         compiled(*(np.zeros(self.n) for _ in range(3)), np.ones(self.n), np.zeros(self.n),
-                 *(table.copy() for table in self.law_data.arguments))
+                 *tables)
         keep = law.compiled_keep_motor_force()
         keep(np.zeros(self.n), np.ones(self.n), np.zeros(self.n), np.ones(self.n))
-        self._law, self._keep_motor_force, self._compiled = compiled, keep, True
+        with self.lock:  # between two steps
+            self._law, self._keep_motor_force, self._compiled = compiled, keep, True
         return True
+
+    def compile_law(self) -> None:
+        """Step with the compiled law once it is loaded, where numba is installed: a
+        thread of its own loads it (numba's import and the law's cache take about half a
+        second, more on a busy machine, which would otherwise delay every start) while
+        the bank steps with numpy's runner, whose results are the same to the bit;
+        :meth:`wait_for_compiled_law` waits for the switch."""
+        if self._compiled or self._compiling is not None or not law.can_compile():
+            return
+        self._compiling = threading.Thread(target=self.use_compiled_law, daemon=True,
+                                           name="servo_sim compiled law")
+        self._compiling.start()
+
+    def wait_for_compiled_law(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` s (None: as long as it takes) for :meth:`compile_law`'s
+        switch; whether the bank steps with the compiled law."""
+        if self._compiling is not None:
+            self._compiling.join(timeout)
+        return self._compiled
 
     # ------------------------------------------------------------------ stepping
 

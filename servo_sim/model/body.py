@@ -97,8 +97,8 @@ class JointBodies:
         self.inertia_dt = np.zeros(0)
 
     def attach(self, bank: MotorBank) -> None:
-        if not bank.kinematic:  # the compiled law where numba is installed
-            bank.use_compiled_law()
+        if not bank.kinematic:  # the compiled law where numba is installed, once loaded
+            bank.compile_law()
         self.configure(bank)
 
     def configure(self, bank: MotorBank) -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import os
-import sys
+import threading
 import types
 from collections.abc import Callable
 from typing import Any
@@ -160,24 +160,25 @@ def _fade_math(v: np.ndarray, velocity: np.ndarray, alpha: np.ndarray) -> np.nda
                      zip(v.tolist(), velocity.tolist(), alpha.tolist(), strict=True)])
 
 
-#: _fade_each compiled by numba, once numba is imported in this process
+#: _fade_each compiled by numba, once numba_jit has imported numba in this process
 _FADE_COMPILED: Callable[..., np.ndarray] | None = None
+#: numba, once numba_jit has imported it (a bank may be importing it in a thread)
+_NUMBA: Any = None
 
 
 def fade_(v: np.ndarray, velocity: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     """The Stribeck fade ``exp(-(|v| / velocity) ** alpha)`` motor by motor with the C
     library's pow and exp, as the compiled runner computes it: numpy's own (SIMD, on
     AVX-512) differ from them in the last bit for about one number in twenty, and the
-    two runners must agree to the bit. Compiled by numba where this process has imported
+    two runners must agree to the bit. Compiled by numba where :func:`numba_jit` has imported
     it already (a compiled runner, MuJoCo's body: some 0.1 us a motor), else with
     Python's math (some 0.14 us a motor): the same bits either way, and a process that
     steps numpy's runner alone (a device emulator) does not wait for numba's import."""
     global _FADE_COMPILED
     if _FADE_COMPILED is None:
-        numba = sys.modules.get("numba")
-        if numba is None:
+        if _NUMBA is None:
             return _fade_math(v, velocity, alpha)
-        _FADE_COMPILED = numba.njit(cache=True, nogil=True, error_model="numpy")(_fade_each)
+        _FADE_COMPILED = _NUMBA.njit(cache=True, nogil=True, error_model="numpy")(_fade_each)
     return _FADE_COMPILED(v, velocity, alpha)
 
 
@@ -519,11 +520,26 @@ def numba_jit(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., An
     or None where numba is not installed or ``SERVO_SIM_JIT=0`` says not to use it."""
     if os.environ.get("SERVO_SIM_JIT", "1") == "0":
         return None
+    global _NUMBA
     try:
         import numba
     except ImportError:
         return None
+    _NUMBA = numba  # imported whole (fade_ reads it: not a half-imported module)
     return numba.njit(cache=True, nogil=True, error_model="numpy", **options)
+
+
+def can_compile() -> bool:
+    """Whether :func:`compiled` can give a runner (numba installed, ``SERVO_SIM_JIT`` not
+    0), without importing numba."""
+    import importlib.util
+
+    return (os.environ.get("SERVO_SIM_JIT", "1") != "0"
+            and importlib.util.find_spec("numba") is not None)
+
+
+#: held while the compiled runner is made (banks may load it from threads of their own)
+_COMPILING = threading.Lock()
 
 
 def compiled() -> Callable[..., Any] | None:
@@ -536,20 +552,27 @@ def compiled() -> Callable[..., Any] | None:
     jit = numba_jit()
     if jit is None:
         return None
-    if _COMPILED is None:
-        namespace = dict(globals())
-        for name, one in (("select", _select_one), ("at_most", _at_most_one),
-                          ("at_least", _at_least_one), ("fmin_", _fmin_one),
-                          ("fmax_", _fmax_one), ("rint_", _rint_one),
-                          ("fade_", _fade_one)):
-            namespace[name] = jit(one)
-        # the law inlined into the loop's caller: one function, no array handed on
-        inline = numba_jit(inline="always")
-        for name in ("whole_ticks", "_reference", "_drive", "servo_step"):
-            namespace[name] = inline(clone(globals()[name], namespace))
-        _COMPILED = jit(clone(_each_motor, namespace))
-        _COMPILED_KEEP = jit(keep_motor_force)
+    with _COMPILING:
+        if _COMPILED is None:
+            _compile(jit)
     return _COMPILED
+
+
+def _compile(jit: Callable[..., Any]) -> None:
+    """Make :data:`_COMPILED` and :data:`_COMPILED_KEEP` (with :func:`compiled`'s lock)."""
+    global _COMPILED, _COMPILED_KEEP
+    namespace = dict(globals())
+    for name, one in (("select", _select_one), ("at_most", _at_most_one),
+                      ("at_least", _at_least_one), ("fmin_", _fmin_one),
+                      ("fmax_", _fmax_one), ("rint_", _rint_one),
+                      ("fade_", _fade_one)):
+        namespace[name] = jit(one)
+    # the law inlined into the loop's caller: one function, no array handed on
+    inline = numba_jit(inline="always")
+    for name in ("whole_ticks", "_reference", "_drive", "servo_step"):
+        namespace[name] = inline(clone(globals()[name], namespace))
+    _COMPILED = jit(clone(_each_motor, namespace))
+    _COMPILED_KEEP = jit(keep_motor_force)
 
 
 def compiled_keep_motor_force() -> Callable[..., Any] | None:
