@@ -162,7 +162,7 @@ class Runtime:
                                            f"real_time_factor {real_time_factor:g}: only 1"))
         self._clock, self._sleep = clock, sleep
         self._pacer = Pacer(self._sim.basic_time_step_ms / 1000.0, real_time_factor, clock)
-        self.paused = paused
+        self._paused = paused
         self._started = False  # paced from the first cycle, not from construction
         self._last_wall: float | None = None  # real hardware: when the last cycle ran
         self._joint_states_rate = 0.0
@@ -375,13 +375,19 @@ class Runtime:
 
     # ------------------------------------------------------------------ control
 
+    @property
+    def paused(self) -> bool:
+        """Whether cycles wait for :meth:`step` (:meth:`pause`, :meth:`resume`)."""
+        return self._paused
+
     def pause(self) -> None:
+        """Stop the cycles (a simulation only: real hardware refuses)."""
         self._refuse_real()
-        self.paused = True
+        self._paused = True
 
     def resume(self) -> None:
         """Run again, paced from now."""
-        self.paused = False
+        self._paused = False
         self._pacer.rebase()
 
     @property
@@ -399,7 +405,7 @@ class Runtime:
         """``n`` cycles, only while paused (a simulation): checked now, each cycle run
         as the returned iterator is consumed."""
         self._refuse_real()
-        if not self.paused:
+        if not self._paused:
             raise ValueError("only while paused (call ~/pause first)")
         if n < 0:
             raise ValueError("must be >= 0")
@@ -469,7 +475,7 @@ class Runtime:
         period; as fast as possible, as many as FREE_RUN_SLICE_S allows; else those due
         by now at the real-time factor (past MAX_CATCH_UP_STEPS simulated time slips:
         see :attr:`overruns`)."""
-        if self.paused:
+        if self._paused:
             return
         if not self.simulated:
             yield self._cycle(self._real_period())

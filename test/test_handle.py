@@ -287,3 +287,17 @@ def test_the_robot_raconteur_door_refuses_with_the_hardwares_reason(target, tmp_
                 call()
             assert refused.value.message == reason
         assert (servo.mode, servo.position.PeekInValue()[0][0]) == before
+
+
+def test_the_runtimes_pause_goes_through_pause_and_resume_only():
+    """``paused`` is read-only: setting it would skip pause()'s refusal on real
+    hardware; pause() and resume() change it."""
+    with opened() as rt:
+        assert rt.paused
+        with pytest.raises(AttributeError):
+            rt.paused = False
+        assert rt.paused
+        rt.resume()
+        assert not rt.paused
+        rt.pause()
+        assert rt.paused
