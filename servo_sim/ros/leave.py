@@ -18,8 +18,8 @@ other one (quadratic again: 1,000 services in 0.45 s, 3,500 in 10 s), so for a l
 table the deletion is cut short and peers drop the rest of its endpoints when the
 participant's lease runs out (20 s by default). A shorter lease, set in a Fast DDS
 profile, would shorten that, but makes every peer check the lease ten times as often,
-which is what hangs peers in eProsima/Fast-DDS#6502 (seen here in a test's client): left
-as it is.
+which is what hangs peers in eProsima/Fast-DDS#6502 (a client of this node's included):
+the default lease is kept.
 """
 
 from __future__ import annotations

@@ -122,8 +122,8 @@ class Door:
     def publish(self, cycle: Any = None) -> None:
         """After a cycle: the sample of every motor, for the sender thread to put on the
         wires and pipes that have clients (a sample the sender had no time for is
-        replaced by the next: Robot Raconteur's sends take ~1 ms each on a busy machine,
-        and the runtime's cycle does not wait for them)."""
+        replaced by the next: a Robot Raconteur send can take longer than a cycle, and
+        the runtime's cycle does not wait for them)."""
         self.seqno += 1
         if not self._listened:
             self._note_sent(self.seqno)
