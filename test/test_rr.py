@@ -547,7 +547,9 @@ def test_sigint_ends_the_server_at_once_and_the_client_sees_it(node, tmp_path):
         server.proc.send_signal(signal.SIGINT)
         status = server.proc.wait(timeout=TIMEOUT)
         took = time.monotonic() - sent
-        assert status == 0 and took < 1.0, (status, took, "".join(server.err))
+        # at once: not after a transport's receive timeout (15 s on TCP, Robot
+        # Raconteur's ASIOStreamBaseTransport), with room for a busy machine
+        assert status == 0 and took < 5.0, (status, took, "".join(server.err))
         # told as the client closed, or (where the server's goodbye did not get out
         # before it exited: once in CI's run on a fresh clone) as its transport closed
         told = {RR.ClientServiceListenerEventType_ClientClosed,
