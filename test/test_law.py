@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import inspect
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -562,3 +563,24 @@ def test_the_stribeck_fade_is_the_same_bits_with_math_and_compiled(rows):
     assert by_math.tobytes() == compiled(v, velocity, alpha).tobytes()
     assert by_math.tolist() == [one(*row) for row in zip(v, velocity, alpha, strict=True)]
     assert law.fade_(v, velocity, alpha).tobytes() == by_math.tobytes()
+
+
+def test_loading_the_compiled_law_hands_the_gil_on_quickly_then_as_before():
+    """While a bank's thread loads the compiled law the switch interval is at most
+    LOADING_SWITCH_INTERVAL_S (two threads loading at once: until both are done); the
+    interval from before after it, once the bank steps the compiled law."""
+    before = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.004)
+        with law.quick_gil_handover():
+            assert sys.getswitchinterval() == law.LOADING_SWITCH_INTERVAL_S
+            with law.quick_gil_handover():
+                assert sys.getswitchinterval() == law.LOADING_SWITCH_INTERVAL_S
+            assert sys.getswitchinterval() == law.LOADING_SWITCH_INTERVAL_S
+        assert sys.getswitchinterval() == 0.004
+        sim = Simulation.from_config({"basic_time_step_ms": 1,
+                                      "motors": [motor("a", "STS3215-7.4V")]})
+        assert sim.bank.wait_for_compiled_law(timeout=600)
+        assert sys.getswitchinterval() == 0.004
+    finally:
+        sys.setswitchinterval(before)

@@ -396,9 +396,14 @@ class MotorBank:
         :meth:`wait_for_compiled_law` waits for the switch."""
         if self._compiled or self._compiling is not None or not law.can_compile():
             return
-        self._compiling = threading.Thread(target=self.use_compiled_law, daemon=True,
+        self._compiling = threading.Thread(target=self._load_compiled_law, daemon=True,
                                            name="servo_sim compiled law")
         self._compiling.start()
+
+    def _load_compiled_law(self) -> None:
+        """:meth:`use_compiled_law`, in :meth:`compile_law`'s thread."""
+        with law.quick_gil_handover():
+            self.use_compiled_law()
 
     def wait_for_compiled_law(self, timeout: float | None = None) -> bool:
         """Wait up to ``timeout`` s (None: as long as it takes) for :meth:`compile_law`'s

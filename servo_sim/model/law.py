@@ -28,11 +28,13 @@ this module's namespace gives each runner. A part a flag turns off is not read.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import sys
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -540,6 +542,31 @@ def can_compile() -> bool:
 
 #: held while the compiled runner is made (banks may load it from threads of their own)
 _COMPILING = threading.Lock()
+#: the threads loading the compiled law now, and the switch interval from before them
+_LOADING = {"threads": 0, "interval": 0.0}
+_LOADING_LOCK = threading.Lock()
+#: the interpreter's switch interval while a thread loads the compiled law, s
+LOADING_SWITCH_INTERVAL_S = 0.0005
+
+
+@contextlib.contextmanager
+def quick_gil_handover() -> Iterator[None]:
+    """Around a thread's load of the compiled law (numba's import and cache: Python
+    that holds the GIL for about half a second or more): the interpreter's switch
+    interval at most :data:`LOADING_SWITCH_INTERVAL_S` (5 ms by default), so a thread
+    stepping or serving waits at most that long for the GIL; as it was after."""
+    with _LOADING_LOCK:
+        if _LOADING["threads"] == 0:
+            _LOADING["interval"] = sys.getswitchinterval()
+            sys.setswitchinterval(min(_LOADING["interval"], LOADING_SWITCH_INTERVAL_S))
+        _LOADING["threads"] += 1
+    try:
+        yield
+    finally:
+        with _LOADING_LOCK:
+            _LOADING["threads"] -= 1
+            if _LOADING["threads"] == 0:
+                sys.setswitchinterval(_LOADING["interval"])
 
 
 def compiled() -> Callable[..., Any] | None:
