@@ -207,6 +207,33 @@ def test_the_first_step_is_the_closed_form_with_the_saturated_link_at_its_bound(
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_set_torque_and_a_spring_on_coupled_joints_are_loads_of_the_first_step(
+        pendulum, sign):
+    """The servos' own loads in the solve (the law's ``servo_loads``, given to the body
+    with the bank's arrays): from rest, j1 under set_torque 0.3 N*m (no static friction:
+    its motor off, force 0), j2 told -2 rad/s with 50 N*m through a spring of 4 N*m/rad
+    at -0.4 rad (either way). Closed form from MuJoCo's M and gravity g at the pose: the
+    spring's torque -k (x2 + dt v2') with v2' = -2 (implicit), f2 such that j2 reaches
+    it, v1 = dt (M^-1 (g + (0.3, spring) + (0, f2)))_1."""
+    sim = simulation(pendulum, {"name": "j1", "max_torque": 1.0, "static_friction": 0.0,
+                                "position": 0.3 * sign},
+                     {"name": "j2", "max_torque": 50.0, "position": -0.4 * sign,
+                      "spring_constant": 4.0})
+    sim.motor("j1").set_torque(0.3 * sign)
+    velocity_control(sim, {"j2": -2.0 * sign})
+    sim.step(1)
+    full, own = bare_step_terms(pendulum, [0.3 * sign, -0.4 * sign], [0.0, 0.0])
+    inverse = np.linalg.inv(full) * DT
+    spring = -4.0 * (-0.4 * sign + DT * -2.0 * sign)
+    loads = own + np.array([0.3 * sign, spring])
+    f2 = (-2.0 * sign - inverse[1] @ loads) / inverse[1, 1]
+    v1 = inverse[0] @ (loads + np.array([0.0, f2]))
+    assert sim.motor("j2").velocity == pytest.approx(-2.0 * sign, abs=1e-9)
+    assert sim.motor("j2").motor_force == pytest.approx(f2, rel=1e-9)
+    assert sim.motor("j1").velocity == pytest.approx(v1, rel=1e-9)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_a_stopped_joint_holds_under_its_static_friction_while_its_neighbour_moves(
         pendulum, sign):
     """j1 switched off (available torque 0: held by its static friction, 2 N*m) while j2

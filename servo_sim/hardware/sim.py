@@ -7,8 +7,8 @@ declares (``base.py``).
 ``read()`` advances the physics one basic time step with the commands in the bank
 (the simulated device "moves" and its sensors are read); ``write()`` has nothing to
 send, since the commands already sit in the arrays the physics reads. The cycle of
-:class:`~servo_sim.hardware.system.HardwareSystem` is therefore exactly
-:meth:`MotorBank.step`.
+:class:`~servo_sim.hardware.system.HardwareSystem` and :meth:`MotorBank.step` are the
+same :class:`~servo_sim.model.stepping.Stepper` with the same read: the same step.
 """
 
 from __future__ import annotations

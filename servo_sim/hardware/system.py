@@ -6,10 +6,11 @@ plugin, to which it gives the state and command interfaces the plugin declares (
 of the bank's arrays made once, at ``on_init``; the ``sim`` plugin, the model, gets the
 bank itself). Commands go through the model's ``Motor`` handles (Webots semantics) after a
 check that the plugin is active and the device supports them; :meth:`cycle` is one
-control cycle: supervision (watchdog, halts, trapezoidal set-points: the model's
-``safety``) -> ``read()`` -> clock and sensors -> ``write()``. Enable, disable and the
-e-stop are the model's and always accepted, whatever the device's state. Before a real
-device's ``on_activate()`` its position-controlled motors hold where they were read.
+control cycle, the model's step (``model/stepping.py``): supervision (watchdog, halts,
+trapezoidal set-points: the model's ``safety``) -> ``read()`` -> clock and sensors ->
+``write()``. Enable, disable and the e-stop are the model's and always accepted,
+whatever the device's state. Before a real device's ``on_activate()`` its
+position-controlled motors hold where they were read.
 
 Failures: a ``read()`` or ``write()`` that does not return SUCCESS puts the plugin
 through ``on_error()`` (-> unconfigured); from then on, once every
@@ -36,6 +37,7 @@ from ..model.config import SimulationConfig
 from ..model.motor import CommandRefusedError
 from ..model.safety import FAULT_FLAGS, report, status
 from ..model.simulation import MIRRORED_FIELDS
+from ..model.stepping import Stepper
 from .base import (
     KNOWN_STATE_INTERFACES,
     CallbackReturn,
@@ -91,6 +93,10 @@ class HardwareSystem:
         self.info = HardwareInfo(self.plugin_name, config, settings)
         self._retry_at_ms = 0
         self._last_report = ""
+        #: the model's step with the plugin's read and write (a real device's joint
+        #: acceleration measured over the cycle's period; the sim's physics keeps it)
+        self._stepper = Stepper(self.sim.bank, self._read, self._write,
+                                measure=not self.simulated)
         #: the ``mode`` command interface, if declared (kept by :meth:`_refresh_modes`)
         self._modes: np.ndarray | None = None
         why = declaration_error(cls)
@@ -254,30 +260,38 @@ class HardwareSystem:
 
     def cycle(self, period: float | None = None) -> bool:
         """One control cycle; ``period`` is the real time since the last (default: the
-        basic time step). True if the device was read."""
+        basic time step). True if the device was read.
+
+        The model's step (:class:`~servo_sim.model.stepping.Stepper`) with the plugin's
+        read and write; while the plugin is not active, the clock runs and the retries
+        come due."""
         bank = self.sim.bank
-        dt = bank.dt if period is None else period
-        read = False
         with bank.lock:
-            if self.state is LifecycleState.ACTIVE:
-                bank.supervise()
-                if not self.simulated:  # the sim's physics keeps them itself
-                    bank.measure_over(dt)
-                if self._call("read", bank.time_ms / 1000.0, dt) is CallbackReturn.SUCCESS:
-                    read = True
-                else:
-                    self._handle_error("read")
-            elif self.state in (LifecycleState.UNCONFIGURED, LifecycleState.INACTIVE) \
+            active = self.state is LifecycleState.ACTIVE
+            if not active and self.state in (LifecycleState.UNCONFIGURED,
+                                             LifecycleState.INACTIVE) \
                     and bank.time_ms >= self._retry_at_ms:
                 self._recover()
-            bank.advance_clock()
-            if read:
-                bank.sample_sensors()
-                if self._modes is not None:
-                    command_modes(bank, self._modes)
-                if self._call("write", bank.time_ms / 1000.0, dt) is not CallbackReturn.SUCCESS:
-                    self._handle_error("write")
-        return read
+            return self._stepper.step(period, active)
+
+    def _read(self, period: float) -> bool:
+        """The plugin's ``read()`` of a cycle; a failure goes through the error path."""
+        if self._call("read", self.sim.bank.time_ms / 1000.0, period) \
+                is CallbackReturn.SUCCESS:
+            return True
+        self._handle_error("read")
+        return False
+
+    def _write(self, period: float) -> bool:
+        """The plugin's ``write()`` of a cycle (after the ``mode`` interface is brought up
+        to date); a failure goes through the error path."""
+        if self._modes is not None:
+            command_modes(self.sim.bank, self._modes)
+        if self._call("write", self.sim.bank.time_ms / 1000.0, period) \
+                is CallbackReturn.SUCCESS:
+            return True
+        self._handle_error("write")
+        return False
 
     def step(self, n: int = 1) -> None:
         """``n`` cycles (simulated time for the sim plugin)."""

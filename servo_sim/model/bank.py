@@ -40,6 +40,8 @@ from .body import Body, JointBodies
 from .config import MotorConfig, SimulationConfig
 from .modes import ServoMode
 from .sensors import SampledSensors, measure_position, position_masks
+from .stepping import RUN_STEPS as RUN_STEPS  # (where tests and tools look for it)
+from .stepping import Stepper
 from .tables import (
     APPLIED_FORCE,
     COMMAND_VELOCITY,
@@ -64,11 +66,6 @@ from .tables import (
 KINEMATIC_TARGET_THRESHOLD = 1e-6
 #: Kinematic mode: a target velocity is reached when closer than this.
 KINEMATIC_VELOCITY_THRESHOLD = 1e-6
-
-
-#: the most steps of one run of the body's loop (MotorBank.steps): its lock is held for a
-#: run, and commands from other threads wait for it (100: about 1.3 ms of one SO-101)
-RUN_STEPS = 100
 
 
 def _column(motors, get, dtype=float) -> np.ndarray:
@@ -99,6 +96,8 @@ class MotorBank:
         integrates the joints (``body.py``; default: each joint on its own)."""
         #: every command and step holds this lock (commands may come from any thread)
         self.lock = threading.RLock()
+        #: advances the bank by steps (the order of a step: ``stepping.py``)
+        self.stepper = Stepper(self)
         #: the step's law: numpy's runner, or (use_compiled_law) the compiled one
         self._law, self._keep_motor_force = law.step_motors, law.keep_motor_force
         self._compiled = False
@@ -415,36 +414,21 @@ class MotorBank:
     # ------------------------------------------------------------------ stepping
 
     def step(self) -> None:
-        """Advance every motor by one basic time step, then refresh due sensors."""
+        """Advance every motor by one basic time step, then refresh due sensors
+        (:meth:`Stepper.step <servo_sim.model.stepping.Stepper.step>`)."""
         with self.lock:
-            self.supervise()
-            self.step_physics()
-            self.advance_clock()
-            self.sample_sensors()
+            self.stepper.step()
 
     def steps(self, n: int) -> None:
-        """Advance ``n`` basic time steps: ``n`` times :meth:`step`, or, where the body
-        runs steps in a loop of its own (MuJoCo's, with the compiled law) and the
-        supervisor has nothing to do, the steps up to each sensor refresh (at most
-        :data:`RUN_STEPS`) in one run of it: the same steps to the bit, fewer calls
-        between them. The lock is held for a step or a run; commands come between them."""
-        if self._run is None:  # no run of the body's: step by step
-            step = self.step
-            for _ in range(n):
-                step()
-            return
-        while n > 0:
-            with self.lock:
-                if self.supervisor.busy:
-                    self.step()
-                    n -= 1
-                    continue
-                due = min(self.position_sensor.next_due_ms, self.force_sensor.next_due_ms)
-                steps = min(n, RUN_STEPS, max(1, -((self.time_ms - due) // self.step_ms)))
-                self._keep_run(self._run(self, steps))
-                self.advance_clock(steps)
-                self.sample_sensors()
-                n -= steps
+        """Advance ``n`` basic time steps (:meth:`Stepper.run
+        <servo_sim.model.stepping.Stepper.run>`: in runs of the body's loop where it has
+        one, the same steps to the bit)."""
+        self.stepper.run(n)
+
+    def run_physics(self, steps: int) -> None:
+        """The state ``steps`` dynamic steps on in one run of the body's loop
+        (``_run``); not the clock or the sensors."""
+        self._keep_run(self._run(self, steps))
 
     def advance_clock(self, steps: int = 1) -> None:
         """The clock ``steps`` basic time steps on: the one place it advances (a step of
@@ -487,7 +471,7 @@ class MotorBank:
         if self.kinematic:
             self._step_kinematic()
         elif self._run is not None:
-            self._keep_run(self._run(self, 1))
+            self.run_physics(1)
         else:
             self._step_dynamic()
 

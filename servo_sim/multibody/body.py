@@ -373,7 +373,9 @@ class MujocoBody:
         # the servos' own loads of the coupled joints: external, set_torque, the spring's
         # explicit part
         loads = self.external.copy()
-        bank.servo_loads(loads)
+        flags = bank.flags
+        law.servo_loads(loads, flags.any_force_control, bank.applied_force, flags.any_spring,
+                        bank.spring_constant, bank.position)
         own_loads = loads[rows]
         if model.nu:
             mj.mj_fwdActuation(model, data)  # the model's own actuators on other joints
