@@ -121,24 +121,47 @@ from .tables import (
 select = np.where
 
 
+# The bounds below are comparisons, in both runners, not numpy's minimum/maximum/fmin/
+# fmax: where +0 and -0 meet those return either (numpy's SIMD loops the second operand,
+# numba's scalar code the first), and the runners must agree to the bit, zero's sign too.
+
+
+def smaller(a: np.ndarray, b: Any) -> np.ndarray:
+    """The smaller of ``a`` and ``b``, a new array (``b`` where it is below ``a``; a NaN
+    in ``a`` stays)."""
+    return np.where(np.less(b, a), b, a)
+
+
+def larger(a: np.ndarray, b: Any) -> np.ndarray:
+    """The larger of ``a`` and ``b``, a new array (``b`` where it is above ``a``; a NaN
+    in ``a`` stays)."""
+    return np.where(np.greater(b, a), b, a)
+
+
 def at_most(a: np.ndarray, b: Any) -> np.ndarray:
-    """``a`` lowered to ``b`` where above it (in place on an array)."""
-    return np.minimum(a, b, out=a)
+    """``a`` lowered to ``b`` where ``b`` is below it (in place on an array; a NaN in
+    ``a`` stays)."""
+    np.copyto(a, b, where=np.less(b, a))
+    return a
 
 
 def at_least(a: np.ndarray, b: Any) -> np.ndarray:
-    """``a`` raised to ``b`` where below it (in place on an array)."""
-    return np.maximum(a, b, out=a)
+    """``a`` raised to ``b`` where ``b`` is above it (in place on an array; a NaN in
+    ``a`` stays)."""
+    np.copyto(a, b, where=np.greater(b, a))
+    return a
 
 
 def fmin_(a: np.ndarray, b: Any) -> np.ndarray:
-    """``at_most``, a NaN in ``a`` taking ``b`` (numpy's fmin)."""
-    return np.fmin(a, b, a)
+    """``at_most``, a NaN in ``a`` taking ``b``."""
+    np.copyto(a, b, where=np.less(b, a) | np.isnan(a))
+    return a
 
 
 def fmax_(a: np.ndarray, b: Any) -> np.ndarray:
-    """``at_least``, a NaN in ``a`` taking ``b`` (numpy's fmax)."""
-    return np.fmax(a, b, a)
+    """``at_least``, a NaN in ``a`` taking ``b``."""
+    np.copyto(a, b, where=np.greater(b, a) | np.isnan(a))
+    return a
 
 
 def rint_(a: np.ndarray) -> np.ndarray:
@@ -299,7 +322,7 @@ def servo_step(position: Any, velocity: Any, momentum: Any, joint_mass: Any,
             crossing += state[GAP, i]
             open_ = np.abs(crossing) < half_gap
             open_ &= masks[ACTIVE, i]
-            closed = np.maximum(crossing, parameters[NEG_HALF_GAP, i])
+            closed = larger(crossing, parameters[NEG_HALF_GAP, i])
             closed = at_most(closed, half_gap)
             state[GAP, i] = select(open_, crossing, closed)
             force = select(open_, 0.0, force)
@@ -411,7 +434,7 @@ def _drive(wanted: Any, v_cmd: Any, duty: Any, has_duty: bool, p: Any, mass: Any
         force = force + np.sign(v_cmd) * parameters[FRICTION, i]  # the friction too
     if not any_envelope:
         limit = commands[FORCE_LIMIT, i]
-        force = np.minimum(force, limit)
+        force = smaller(force, limit)
         return at_least(force, -limit)
     active_slope = commands[ACTIVE_SLOPE, i]
     slope_p = active_slope * p
@@ -430,11 +453,11 @@ def _drive(wanted: Any, v_cmd: Any, duty: Any, has_duty: bool, p: Any, mass: Any
         force = voltage if every else select(masks[FOLLOWING, i], voltage, force)
     # the stall current (and max_torque) both ways, where the lines allow it: a motor
     # driven beyond its free speed brakes with its full-drive line anyway
-    high = np.maximum(commands[CAP, i], low_line)
+    high = larger(commands[CAP, i], low_line)
     high = at_most(high, high_line)
-    low = np.maximum(commands[NEG_CAP, i], low_line)
+    low = larger(commands[NEG_CAP, i], low_line)
     low = at_most(low, high_line)
-    force = np.maximum(force, low)
+    force = larger(force, low)
     return at_most(force, high)
 
 
@@ -479,19 +502,19 @@ def _select_one(c: bool, a: float, b: float) -> float:
 
 
 def _at_most_one(a: float, b: float) -> float:
-    return np.minimum(a, b)
+    return b if b < a else a
 
 
 def _at_least_one(a: float, b: float) -> float:
-    return np.maximum(a, b)
+    return b if b > a else a
 
 
 def _fmin_one(a: float, b: float) -> float:
-    return np.fmin(a, b)
+    return b if b < a or a != a else a
 
 
 def _fmax_one(a: float, b: float) -> float:
-    return np.fmax(a, b)
+    return b if b > a or a != a else a
 
 
 def _rint_one(a: float) -> float:
@@ -590,7 +613,8 @@ def _compile(jit: Callable[..., Any]) -> None:
     global _COMPILED, _COMPILED_KEEP
     namespace = dict(globals())
     for name, one in (("select", _select_one), ("at_most", _at_most_one),
-                      ("at_least", _at_least_one), ("fmin_", _fmin_one),
+                      ("at_least", _at_least_one), ("smaller", _at_most_one),
+                      ("larger", _at_least_one), ("fmin_", _fmin_one),
                       ("fmax_", _fmax_one), ("rint_", _rint_one),
                       ("fade_", _fade_one)):
         namespace[name] = jit(one)
