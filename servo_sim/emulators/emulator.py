@@ -189,6 +189,9 @@ class ModelMotors:
             "basic_time_step_ms": step_ms, **body,
             "motors": [{"name": f"s{i}", **fields, **per_id.get(i, {})} for i in ids]},
             "--servo/--set"))
+        # the compiled law loaded before the bus is served: loading it while serving
+        # (numba's import holds the GIL) delayed replies past the SDK's timeout
+        self.sim.bank.wait_for_compiled_law()
         self.motors = {i: self.sim.motor(f"s{i}") for i in ids}
         self.config = self.sim.config.motors[0]
         self.arm = arm
