@@ -164,6 +164,29 @@ def test_while_the_table_grows_whatever_exists_answers_right(executor_kind):
         h.close()
 
 
+def test_the_compiled_law_loads_once_the_table_is_complete():
+    """The node holds back its bank's loading of the compiled law (numba's import) while
+    it makes its table, numpy's runner stepping meanwhile; once the table is complete the
+    law loads; a node destroyed before that releases its hold too."""
+    from servo_sim.model import law
+
+    if not law.can_compile():
+        pytest.skip("numba is not installed (or SERVO_SIM_JIT=0): no compiled law to load")
+    early = Harness(table=False)
+    early.close()  # destroyed with its table unfinished: its hold goes with it
+    assert law._LOADING_ALLOWED.is_set()
+    h = Harness(table=False)
+    try:
+        bank = h.node.runtime._sim.bank  # (which runner steps has no getter)
+        assert not law._LOADING_ALLOWED.is_set() and bank._law is law.step_motors
+        h.node.table_timer.reset()
+        h.wait_for(lambda: h.node.table.done, "the per-motor table")
+        h.wait_for(lambda: bank._compiled, "the compiled law")
+        assert bank._law is law.compiled() and law._LOADING_ALLOWED.is_set()
+    finally:
+        h.close()
+
+
 def test_every_service_of_the_table_is_served_with_its_type(h):
     expected = {f"/{m}/{s.name}": f"servo_sim/srv/{s.srv}"
                 for m in ("arm", "grip__left") for s in MOTOR_SERVICES}

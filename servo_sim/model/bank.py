@@ -400,7 +400,9 @@ class MotorBank:
         self._compiling.start()
 
     def _load_compiled_law(self) -> None:
-        """:meth:`use_compiled_law`, in :meth:`compile_law`'s thread."""
+        """:meth:`use_compiled_law`, in :meth:`compile_law`'s thread, once no host
+        holds it back (``law.hold_loading``)."""
+        law.wait_until_loading_allowed()
         with law.quick_gil_handover():
             self.use_compiled_law()
 

@@ -572,6 +572,34 @@ _LOADING_LOCK = threading.Lock()
 LOADING_SWITCH_INTERVAL_S = 0.0005
 
 
+#: set while no host holds the banks' loading of the compiled law (hold_loading)
+_LOADING_ALLOWED = threading.Event()
+_LOADING_ALLOWED.set()
+
+
+def hold_loading() -> None:
+    """Banks' threads wait before they load the compiled law until every hold is
+    released (:func:`release_loading`): a host starting up (the ROS node, until its
+    per-motor table is complete) would otherwise share the interpreter with the load
+    while it makes its endpoints; numpy's runner steps meanwhile."""
+    with _LOADING_LOCK:
+        _LOADING["holds"] = _LOADING.get("holds", 0) + 1
+        _LOADING_ALLOWED.clear()
+
+
+def release_loading() -> None:
+    """One :func:`hold_loading` released; the banks load once none is left."""
+    with _LOADING_LOCK:
+        _LOADING["holds"] = max(0, _LOADING.get("holds", 0) - 1)
+        if _LOADING["holds"] == 0:
+            _LOADING_ALLOWED.set()
+
+
+def wait_until_loading_allowed() -> None:
+    """Until no host holds the loading of the compiled law (:func:`hold_loading`)."""
+    _LOADING_ALLOWED.wait()
+
+
 @contextlib.contextmanager
 def quick_gil_handover() -> Iterator[None]:
     """Around a thread's load of the compiled law (numba's import and cache: Python

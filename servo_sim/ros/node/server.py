@@ -31,7 +31,7 @@ from std_srvs.srv import Trigger
 
 from ... import msg as servo_msgs
 from ... import srv as servo_srvs
-from ...model import ConfigError, ros_name
+from ...model import ConfigError, law, ros_name
 from ...model.urdf import ros2_control_joints
 from ...pacing import MAX_CATCH_UP_STEPS
 from ...runtime import SENSORS, RealTimeError, Runtime
@@ -72,6 +72,9 @@ class ServoSimNode(EchoFirst, Node):
         except (ValueError, ParameterException) as exc:  # rclpy refusing an override,
             # e.g. `-p use_sim_time:=maybe`
             raise ConfigError(f"parameter overrides of servo_sim: {exc}") from None
+        # the compiled law loads once the table is complete (numpy's runner till then)
+        law.hold_loading()
+        self._holding_law = True
         self._log_handler = RosLogHandler(self)
         self._log_handler.attach()
         try:
@@ -101,6 +104,7 @@ class ServoSimNode(EchoFirst, Node):
             # destroyed now, not by the GC later: rcl (Jazzy) finalizing a dead node takes
             # the /rosout publisher of the live node of the same name with it
             self._log_handler.detach()
+            self._release_law()
             super().destroy_node()
             raise
         if settings["publish_clock"]:  # the node's clock follows its own /clock
@@ -185,6 +189,7 @@ class ServoSimNode(EchoFirst, Node):
         if not done:
             return
         self.table_timer.cancel()
+        self._release_law()
         counts = self.table.counts
         self.get_logger().info(
             f"per-motor table complete: {len(self.runtime)} motors' parameters, "
@@ -356,4 +361,10 @@ class ServoSimNode(EchoFirst, Node):
             self._log_handler.detach()
         if hasattr(self, "goals"):
             self.goals.destroy()
+        self._release_law()
         super().destroy_node()
+
+    def _release_law(self) -> None:
+        """The node's hold on the compiled law's loading released (once)."""
+        if self.__dict__.pop("_holding_law", False):
+            law.release_loading()
