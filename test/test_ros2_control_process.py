@@ -61,6 +61,12 @@ def stack(tmp_path):
         launch.stop()
 
 
+def said(launch: LaunchProcess, client: StackClient, text: str) -> None:
+    """``text`` in the launch's output: a node's log line reaches the file some time
+    after what it logged was done (the stack can be ready first)."""
+    client.spin_until(lambda: text in launch.output, repr(text))
+
+
 def test_tf_from_the_joint_states_is_found_at_now_on_the_default_clock(stack):
     """Issue 24: robot_state_publisher stamps /tf with the broadcaster's joint states;
     with the launch file's defaults a tf2 lookup at now() - 0.1 s finds it."""
@@ -185,7 +191,7 @@ def test_dynamixel_servos_follow_a_trajectory_under_ros2_control(stack):
                                f"config:={SHARE / 'config' / 'dynamixel.yaml'}",
                                f"controllers:={SHARE / 'config' / 'dynamixel_controllers.yaml'}",
                                f"port:={bus.port}", joints=("pan", "tilt"))
-        assert "on hardware 'dynamixel'" in launch.output
+        said(launch, client, "on hardware 'dynamixel'")
         wait_hardware_active(client)
         status, result, why = follow_on_a_bus(launch, client,
                                               [(1.0, [0.25, -0.15]), (2.0, [0.5, -0.3])])
@@ -208,7 +214,7 @@ SO101_POSE = [0.4, -0.3, 0.3, 0.2, -0.5, 0.2]
 def test_the_so101_arm_simulated_follows_a_trajectory(stack):
     """Issue 21: the SO-101 config (six Feetech servos) simulated by one argument."""
     launch, client = stack("robot:=so101", "hardware:=sim", joints=SO101)
-    assert "on hardware 'sim'" in launch.output
+    said(launch, client, "on hardware 'sim'")
     status, result, _ = client.follow([(1.5, SO101_POSE)])
     assert status == SUCCEEDED, result.error_string
     client.wait_positions(SO101_POSE, [0.02] * 6, timeout=2.0)
@@ -224,7 +230,7 @@ def test_the_so101_arm_on_feetech_servos_follows_a_trajectory(stack):
     with sts.EmulatorProcess(list(range(1, 7)), realtime=True) as bus:
         launch, client = stack("robot:=so101", "hardware:=feetech", f"port:={bus.port}",
                                joints=SO101)
-        assert "on hardware 'feetech'" in launch.output
+        said(launch, client, "on hardware 'feetech'")
         wait_hardware_active(client)
         status, result, why = follow_on_a_bus(launch, client, [(1.5, SO101_POSE)])
         assert status == SUCCEEDED, f"{result.error_string}: {client.states[-1][1]}\n{why}"
@@ -255,8 +261,8 @@ def test_the_so101_arm_in_mujoco_follows_a_trajectory_and_holds_its_weight(stack
     from test_virtual_arm import STALL, holding_budget
 
     launch, client = stack("robot:=so101", "physics:=mujoco", joints=SO101)
-    assert "so101.urdf: timestep 0.002 s -> 0.008 s (the config's step)" in launch.output
-    assert "on hardware 'sim'" in launch.output
+    said(launch, client, "so101.urdf: timestep 0.002 s -> 0.008 s (the config's step)")
+    said(launch, client, "on hardware 'sim'")
     status, result, _ = client.follow([(1.5, SO101_POSE)])
     assert status == SUCCEEDED, result.error_string
     client.wait_positions(SO101_POSE, [0.02] * 6, timeout=2.0)
