@@ -565,8 +565,9 @@ def can_compile() -> bool:
 
 #: held while the compiled runner is made (banks may load it from threads of their own)
 _COMPILING = threading.Lock()
-#: the threads loading the compiled law now, and the switch interval from before them
-_LOADING = {"threads": 0, "interval": 0.0}
+#: the threads loading the compiled law now, the switch interval from before them, and
+#: the hosts holding the loading back (hold_loading)
+_LOADING = {"threads": 0, "interval": 0.0, "holds": 0}
 _LOADING_LOCK = threading.Lock()
 #: the interpreter's switch interval while a thread loads the compiled law, s
 LOADING_SWITCH_INTERVAL_S = 0.0005
@@ -583,14 +584,14 @@ def hold_loading() -> None:
     per-motor table is complete) would otherwise share the interpreter with the load
     while it makes its endpoints; numpy's runner steps meanwhile."""
     with _LOADING_LOCK:
-        _LOADING["holds"] = _LOADING.get("holds", 0) + 1
+        _LOADING["holds"] += 1
         _LOADING_ALLOWED.clear()
 
 
 def release_loading() -> None:
     """One :func:`hold_loading` released; the banks load once none is left."""
     with _LOADING_LOCK:
-        _LOADING["holds"] = max(0, _LOADING.get("holds", 0) - 1)
+        _LOADING["holds"] = max(0, _LOADING["holds"] - 1)
         if _LOADING["holds"] == 0:
             _LOADING_ALLOWED.set()
 
