@@ -844,3 +844,32 @@ def test_the_verbs_take_a_worlds_own_robot_on_mujoco(tmp_path):
     r = servo_sim_cli("controller", script, path, "--physics", "mujoco", "--duration", 0.7)
     assert r.returncode == 0, r.stderr
     assert float(r.stdout.split()[-1]) == pytest.approx(on_mujoco, abs=1e-12)
+
+
+def test_a_robot_proto_from_the_webots_home_given_is_the_mujoco_model(tmp_path):
+    """A world whose robot is a library PROTO read from ``--webots-home`` (no
+    WEBOTS_HOME in the environment) builds the same MuJoCo model as the robot written
+    in the world: the installation given reaches the converter, not only the loader."""
+    inline = arm_world(tmp_path, 0.4, -0.7)
+    text = inline.read_text()
+    robot = text[text.index("Robot {"):]
+    proto = tmp_path / "webots" / "projects" / "robots" / "acme" / "protos" / "Arm.proto"
+    proto.parent.mkdir(parents=True)
+    proto.write_text(f"#VRML_SIM R2023b utf8\nPROTO Arm [\n]\n{{\n{robot}}}\n")
+    world = tmp_path / "library.wbt"
+    world.write_text('#VRML_SIM R2023b utf8\nEXTERNPROTO "webots://projects/robots/acme/'
+                     'protos/Arm.proto"\nWorldInfo {\n  basicTimeStep 2\n}\nArm {\n}\n')
+    home = tmp_path / "webots"
+    expected = in_process(inline, "mujoco", 0.7)
+    sim = Simulation(on_physics(load(world, webots_home=home), "mujoco"))
+    sim.step(350)
+    assert sim.motor("elbow").position == pytest.approx(expected, abs=1e-12)
+    r = subprocess.run([sys.executable, "-m", "servo_sim.cli", "run", str(world),
+                        "--webots-home", str(home), "--physics", "mujoco", "--duration",
+                        "0.7", "--quiet", "--csv", str(tmp_path / "run.csv")],
+                       capture_output=True, text=True, cwd=REPO, timeout=120,
+                       env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)})
+    assert r.returncode == 0, r.stderr
+    rows = (tmp_path / "run.csv").read_text().splitlines()
+    column = rows[0].split(",").index("elbow.position")
+    assert float(rows[-1].split(",")[column]) == pytest.approx(expected, abs=1e-12)

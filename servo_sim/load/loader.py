@@ -39,6 +39,8 @@ class Loaded:
     unsimulated: dict[str, str] = field(default_factory=dict)
     #: PROTOs inside the robot that could not be read: name -> first instance
     unread: dict[str, str] = field(default_factory=dict)
+    #: the Webots installation its ``webots://`` PROTOs were read from ("": none given)
+    webots_home: str = ""
 
 
 def is_webots_file(path: str | Path) -> bool:
@@ -67,7 +69,7 @@ def load(path: str | Path | None = None, *, webots_home: str | Path | None = Non
 
         world = load_world(path, webots_home, strict_protos)
         return Loaded(world.config, world.robot_name, world.path, world.unsimulated,
-                      world.unread)
+                      world.unread, str(webots_home or ""))
     return Loaded(load_config(path))
 
 
@@ -83,6 +85,8 @@ def on_physics(loaded: Loaded, physics: str | None, model: str | None = None
     physics = physics or config.physics
     if model is None and physics in BODY_ENGINES and loaded.world_path:
         model = str(Path(loaded.world_path).resolve())
+        # the world's PROTOs from the installation it was read with
+        return with_physics(config, physics, model, loaded.webots_home or None)
     return with_physics(config, physics, model)
 
 

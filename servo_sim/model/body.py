@@ -132,19 +132,22 @@ def make_body(config: SimulationConfig) -> Any:
     return getattr(module, name)(config)          # which extra installs it
 
 
-def with_physics(config: SimulationConfig, physics: str, model: str | None = None
-                 ) -> SimulationConfig:
+def with_physics(config: SimulationConfig, physics: str, model: str | None = None,
+                 webots_home: str | None = None) -> SimulationConfig:
     """``config`` on another body: ``physics`` (``dynamic``, ``kinematic`` or an engine)
     and, for an engine, its ``model`` file (else the config's ``multibody.model``) and
     the model as hardware (an engine's body is simulated: the hardware plugin ``sim``,
-    the real servos' settings dropped); the motors as they are. ConfigError as the
-    config's own checks say it."""
+    the real servos' settings dropped); the motors as they are; a Webots model's
+    ``webots://`` PROTOs from ``webots_home`` where given. ConfigError as the config's
+    own checks say it."""
     raw = to_dict(config)
     raw["physics"] = physics
     group = dict(raw.pop("multibody", None) or {})
     if physics in BODY_ENGINES:
         if model is not None:
             group["model"] = model
+        if webots_home is not None:
+            group["webots_home"] = webots_home
         raw["multibody"] = group
         raw["hardware"] = {"plugin": DEFAULT_PLUGIN}
     elif model is not None:

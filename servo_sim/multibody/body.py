@@ -64,8 +64,9 @@ log = logging.getLogger("servo_sim")
 #: One line saying which extra installs MuJoCo.
 MISSING = ("physics: mujoco needs MuJoCo, which is not installed: pip install "
            "'servo_sim[mujoco]' (the mujoco extra: mujoco-core)")
-#: The settings of the ``multibody`` group.
-SETTINGS = ("model", "joints")
+#: The settings of the ``multibody`` group (``webots_home``: where a Webots model's
+#: ``webots://`` PROTOs are read, as ``--webots-home``)
+SETTINGS = ("model", "joints", "webots_home")
 
 
 def import_mujoco() -> Any:
@@ -126,7 +127,8 @@ class MujocoBody:
         names = _joint_names(config, spec.get("joints") or {})
         path = self.path = resolve_model(spec["model"], source)
         try:
-            model = world_model(mj, path) if path.suffix.lower() in WORLD_SUFFIXES \
+            model = world_model(mj, path, spec.get("webots_home")) \
+                if path.suffix.lower() in WORLD_SUFFIXES \
                 else mj.MjModel.from_xml_path(str(path))
         except ValueError as exc:  # MuJoCo's own reason (XML Error ...)
             reason = " ".join(str(exc).split())
