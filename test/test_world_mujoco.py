@@ -641,6 +641,50 @@ def test_what_cannot_be_built_is_one_warning_naming_node_and_line(tmp_path, capl
                         "Sphere, Cylinder, Capsule, Plane or an STL/OBJ Mesh)"]
 
 
+def test_motors_on_a_ball_joint_are_refused_in_one_error_naming_them_and_the_line(tmp_path):
+    """A free ball joint would drop the motors' commands: the world is refused on MuJoCo
+    in one line naming the node, its line and each motor (devices in their fields'
+    order), and runs on the per-joint body as before."""
+    path = tmp_path / "ball.wbt"
+    text = """#VRML_SIM R2023b utf8
+Robot {
+  children [
+    BallJoint {
+      jointParameters BallJointParameters {
+      }
+      device [
+        RotationalMotor {
+          name "yaw"
+        }
+      ]
+      device2 [
+        RotationalMotor {
+          name "pitch"
+        }
+      ]
+      endPoint Solid {
+        translation 0 0 0.2
+        physics Physics {
+          density -1
+          mass 0.1
+        }
+      }
+    }
+  ]
+}
+"""
+    path.write_text(text)
+    line = text.splitlines().index("    BallJoint {") + 1
+    r = servo_sim_cli("run", path, "--physics", "mujoco", "--duration", 0.01, "--quiet")
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[-1] == (
+        f"servo-sim: error: {path}: BallJoint (line {line}): its motors 'yaw', 'pitch' "
+        "cannot be built on MuJoCo (a ball joint has no axis to drive): run this world on "
+        "the per-joint body (without physics mujoco)")
+    r = servo_sim_cli("run", path, "--duration", 0.01, "--quiet")
+    assert r.returncode == 0, r.stderr
+
+
 # --------------------------------------------------------------------- slider, Hinge2Joint
 
 def slider_world(tmp_path: Path, device: str, x0: float, k: float, c: float,

@@ -130,6 +130,8 @@ class MujocoBody:
             model = world_model(mj, path, spec.get("webots_home")) \
                 if path.suffix.lower() in WORLD_SUFFIXES \
                 else mj.MjModel.from_xml_path(str(path))
+        except ConfigError:  # the world's own reason, said whole
+            raise
         except ValueError as exc:  # MuJoCo's own reason (XML Error ...)
             reason = " ".join(str(exc).split())
             raise ConfigError(f"{source}: field 'multibody.model' = {spec['model']!r}: MuJoCo "

@@ -46,6 +46,7 @@ import numpy as np
 
 from ..load.loads import SOLIDS, LoadReader, counted, expand, numbers
 from ..load.world import read_world
+from ..model.config.schema import ConfigError
 from ..model.physics import rotation_matrix
 
 log = logging.getLogger("servo_sim")
@@ -397,9 +398,12 @@ class _Builder:
         anchor = r @ self.vector(params[0], env, "anchor", (0.0, 0.0, 0.0), 3) + t
         head = []
         if node.type == "BallJoint":
-            if names:
-                self.warn(node, "motors on a BallJoint are not built (MuJoCo's ball joint "
-                                "has no axis to drive): a free ball joint")
+            if names:  # a free ball would drop their commands: refused, not left out
+                motors = ", ".join(repr(names[key]) for key in sorted(names))
+                raise ConfigError(f"{self.source}: {node.label()}: its motors {motors} "
+                                  "cannot be built on MuJoCo (a ball joint has no axis to "
+                                  "drive): run this world on the per-joint body (without "
+                                  "physics mujoco)")
             name = self.unique(f"{node.type} {node.where}")
             head.append(f'<joint name="{_attr(name)}" type="ball" '
                         f'pos="{_numbers(er.T @ (anchor - et))}"/>')
