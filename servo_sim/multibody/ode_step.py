@@ -230,6 +230,9 @@ def step(mj: Any, model: Any, data: Any, rows: Rows, h: float,
     if extra_mass is not None:
         mass[np.diag_indices(nv)] += extra_mass
     force = data.qfrc_passive + data.qfrc_actuator + data.qfrc_applied - data.qfrc_bias
+    xfrc = data.xfrc_applied
+    for b in np.flatnonzero(np.abs(xfrc).sum(axis=1)):  # at each body's centre of mass
+        mj.mj_applyFT(model, data, xfrc[b, :3], xfrc[b, 3:], data.xipos[b], int(b), force)
     v = data.qvel.copy()
     factor = np.linalg.cholesky(mass)
 
