@@ -152,32 +152,13 @@ def box_world(tmp_path: Path, mass: float, z: float, contact: str = "") -> Path:
     robot apart: a world's config needs a motor)."""
     path = tmp_path / "box.wbt"
     path.write_text(f"""#VRML_SIM R2023b utf8
-WorldInfo {{
-  basicTimeStep 16
+WorldInfo {{ basicTimeStep 16
 {contact}}}
-Solid {{
-  name "floor"
-  boundingObject Plane {{
-    size 10 10
-  }}
-}}
-Solid {{
-  translation 0 0 {z!r}
-  name "box"
-  boundingObject Box {{
-    size 0.1 0.1 0.1
-  }}
-  physics Physics {{
-    density -1
-    mass {mass!r}
-  }}
-}}
-Robot {{
-  translation 5 0 1
-  children [
-    HingeJoint {{ device [ RotationalMotor {{ name "m" }} ] endPoint Solid {{ }} }}
-  ]
-}}
+Solid {{ name "floor" boundingObject Plane {{ size 10 10 }} }}
+Solid {{ translation 0 0 {z!r} name "box" boundingObject Box {{ size 0.1 0.1 0.1 }}
+  physics Physics {{ density -1 mass {mass!r} }} }}
+Robot {{ translation 5 0 1 children [
+  HingeJoint {{ device [ RotationalMotor {{ name "m" }} ] endPoint Solid {{ }} }} ] }}
 """)
     return path
 

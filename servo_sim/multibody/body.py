@@ -17,7 +17,8 @@ found, into ``qfrc_applied`` -> ``mj_step2`` (the coupled body, joint limits, co
 Webots' ideal motors (no servo profile: :func:`coupled_rows`) are not torques but
 velocity rows within their bounds: their joints' forces, static friction and stops are
 solved together over the whole mass matrix (:mod:`.coupled`), the others' torques as
-known forces.
+known forces. A model converted from a Webots world steps as ODE's ``dWorldStep``
+instead of ``mj_step2`` (:mod:`.ode_step`: contacts, motors and stops in one LCP).
 
 What servo_sim overrides in the model, each logged in one line at start:
 
