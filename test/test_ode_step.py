@@ -312,3 +312,20 @@ def test_a_joint_past_its_stop_is_pushed_back_by_erp():
         e, inertia, v = -sign * 0.03, 0.02, sign * 0.2
         expected = (ode.erp * e / H + ode.cfm * inertia * v / H) / (1 + ode.cfm * inertia / H)
         assert data.qvel[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_world_steps_as_ode_and_an_mjcf_or_urdf_model_as_mujoco(tmp_path):
+    """The step is chosen by where the model came from: a world's carries its ODE
+    parameters (its body steps as ODE), a URDF's none (MuJoCo's own step, unchanged)."""
+    from servo_sim.load import load, on_physics
+    from servo_sim.model import Simulation
+    world = Simulation(on_physics(load(box_world(tmp_path, 1.0, 0.05)), "mujoco"))
+    assert world.bank.body.ode == OdeParameters()
+    urdf = Simulation.from_config({
+        "basic_time_step_ms": 1, "physics": "mujoco", "multibody": {"model": "so101.urdf"},
+        "motors": [{"name": "elbow_flex"}]})
+    assert urdf.bank.body.ode is None
+    world.step(100)  # the box at rest on the floor: ODE's depth, not MuJoCo's
+    box = world.bank.body.model.body("box").id
+    depth = G * H * 0.001 / (4 * 0.2)
+    assert world.bank.body.data.xpos[box][2] == pytest.approx(0.05 - depth, abs=1e-9)
