@@ -17,7 +17,8 @@ found, into ``qfrc_applied`` -> ``mj_step2`` (the coupled body, joint limits, co
 Webots' ideal motors (no servo profile: :func:`coupled_rows`) are not torques but
 velocity rows within their bounds: their joints' forces, static friction and stops are
 solved together over the whole mass matrix (:mod:`.coupled`), the others' torques as
-known forces.
+known forces. A model converted from a Webots world steps as ODE's ``dWorldStep``
+instead of ``mj_step2`` (:mod:`.ode_step`: contacts, motors and stops in one LCP).
 
 What servo_sim overrides in the model, each logged in one line at start:
 
@@ -58,6 +59,7 @@ from ..resources import share_candidates
 from .contacts import with_contacts
 from .coupled import solve_box
 from .from_world import WORLD_SUFFIXES, world_model
+from .ode_step import OdeParameters, world_step
 
 log = logging.getLogger("servo_sim")
 
@@ -138,6 +140,8 @@ class MujocoBody:
                               f"cannot load {path}: {reason}", field="multibody.model",
                               value=spec["model"]) from None
         self.model = model
+        #: a converted Webots world's ODE parameters: it steps as ODE (.ode_step)
+        self.ode = OdeParameters.of_model(mj, model)
         kinds = {int(mj.mjtJoint.mjJNT_HINGE): "rotational", int(mj.mjtJoint.mjJNT_SLIDE): "linear"}
         ids, owner = [], {}
         for m, joint in zip(config.motors, names, strict=True):
@@ -247,7 +251,7 @@ class MujocoBody:
         global _COMPILED
         if self._drive_joints is not None:
             return True
-        if self.coupled is not None and self.coupled.any():
+        if self.ode is not None or (self.coupled is not None and self.coupled.any()):
             # the law compiled; the solve of coupled rows in numpy, step by step
             bank.use_compiled_law()
             return False
@@ -358,6 +362,9 @@ class MujocoBody:
         _, _, _, applied, qpos, qvel = self._views
         apply_joint_torques(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr,
                             applied)
+        if self.ode is not None:  # a Webots world: stepped as ODE (.ode_step)
+            force = world_step(self, bank, force, self._own_loads(bank))
+            return *joint_state(qpos, self.qadr, qvel, self.dadr), None, force
         if self.coupled is not None and self.coupled.any():
             force = self._solve(bank, force)
             if self.data.ncon:  # the rows with MuJoCo's contact solve (.contacts)
@@ -365,6 +372,15 @@ class MujocoBody:
         self.mj.mj_step2(self.model, self.data)
         x, v = joint_state(qpos, self.qadr, qvel, self.dadr)
         return x, v, None, force
+
+    def _own_loads(self, bank: Any) -> np.ndarray:
+        """The servos' own loads of their joints: external, set_torque, the spring's
+        explicit part."""
+        loads = self.external.copy()
+        flags = bank.flags
+        law.servo_loads(loads, flags.any_force_control, bank.applied_force, flags.any_spring,
+                        bank.spring_constant, bank.position)
+        return loads
 
     def _solve(self, bank: Any, force: np.ndarray) -> np.ndarray:
         """The coupled motors' and stops' forces of the step, solved together
@@ -374,13 +390,7 @@ class MujocoBody:
         _, passive, bias, applied, _, qvel = self._views
         rows, dofs, dt = self.coupled, self._row_dofs, self.dt
         n = dofs.size
-        # the servos' own loads of the coupled joints: external, set_torque, the spring's
-        # explicit part
-        loads = self.external.copy()
-        flags = bank.flags
-        law.servo_loads(loads, flags.any_force_control, bank.applied_force, flags.any_spring,
-                        bank.spring_constant, bank.position)
-        own_loads = loads[rows]
+        own_loads = self._own_loads(bank)[rows]
         if model.nu:
             mj.mj_fwdActuation(model, data)  # the model's own actuators on other joints
         # A v' = b + S f: A = M/dt + MuJoCo's implicit damping (+ the servo's implicit

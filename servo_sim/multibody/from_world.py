@@ -6,7 +6,9 @@ its PROTOs expanded) and writes, node by node (docs/multibody.md has the table):
 
 * ``WorldInfo``: ``gravity`` (along the world's down: ``coordinateSystem``, a world
   before R2022a y up), ``basicTimeStep`` (the timestep), the default
-  ``ContactProperties``' ``coulombFriction`` (every geom's sliding friction);
+  ``ContactProperties``' ``coulombFriction`` (every geom's sliding friction); ``ERP``,
+  ``CFM`` and the default pair's ``softERP``, ``softCFM``, ``bounce``,
+  ``bounceVelocity``: a ``<numeric>`` the world steps with (:mod:`.ode_step`);
 * each top-level ``Solid``/``Robot``: a body, free where it has ``Physics``, else fixed;
   a Solid under it: a body welded to its parent; ``Pose``/``Transform``/``Group``: their
   frame carried to what they hold;
@@ -48,6 +50,7 @@ from ..load.loads import SOLIDS, LoadReader, counted, expand, numbers
 from ..load.world import read_world
 from ..model.config.schema import ConfigError
 from ..model.physics import rotation_matrix
+from .ode_step import NUMERIC, OdeParameters
 
 log = logging.getLogger("servo_sim")
 
@@ -176,6 +179,9 @@ class _Builder:
         self.assets: list[str] = []
         self.joint_names: list[str] = []
         self.friction = DEFAULT_FRICTION
+        #: WorldInfo's ERP, CFM and the default ContactProperties' softness and bounce:
+        #: what the world's step solves with (:mod:`.ode_step`)
+        self.ode: dict[str, float] = {}
         self.self_collision = False
 
     # ------------------------------------------------------------------ helpers
@@ -239,13 +245,23 @@ class _Builder:
                '  <compiler angle="radian" autolimits="true" inertiafromgeom="false"/>',
                f'  <option timestep="{self.step_ms / 1000.0!r}" gravity="{_numbers(gravity)}"/>',
                f'  <default><geom friction="{self.friction!r} 0.005 0.0001"/></default>',
+               f'  <custom><numeric name="{NUMERIC}" data="{_numbers(self.ode_parameters())}"/>'
+               '</custom>',
                *(["  <asset>", *self.assets, "  </asset>"] if self.assets else []),
                "  <worldbody>", *body, "  </worldbody>", "</mujoco>"]
         return WorldModel("\n".join(xml) + "\n", self.joint_names, list(self.warnings))
 
+    def ode_parameters(self) -> tuple[float, ...]:
+        """The world's ODE parameters (:class:`.ode_step.OdeParameters`: Webots'
+        defaults where the world says nothing), its friction among them."""
+        return OdeParameters(**self.ode, mu=self.friction).numbers()
+
     def world_info(self, node: Any, env: dict[str, Any]) -> None:
-        """The default contact's friction; other materials' pairs said not built, as
-        the world's default damping."""
+        """The default contact's friction, softness and bounce, the world's ERP and CFM;
+        other materials' pairs said not built, as the world's default damping."""
+        defaults = OdeParameters()
+        for key, name in (("ERP", "erp"), ("CFM", "cfm")):
+            self.ode[name] = self.number(node, env, key, getattr(defaults, name))
         if self.expanded(node.fields.get("defaultDamping"), env):
             self.warn(node, "field 'defaultDamping': not built (MuJoCo damps joints, not "
                             "bodies)")
@@ -256,6 +272,9 @@ class _Builder:
                 self.warn(contact, "a pair of contact materials: not built (every contact "
                                    "has the default pair's coulombFriction)")
                 continue
+            for key, name in (("softERP", "soft_erp"), ("softCFM", "soft_cfm"),
+                              ("bounce", "bounce"), ("bounceVelocity", "bounce_velocity")):
+                self.ode[name] = self.number(contact, c_env, key, getattr(defaults, name))
             values = numbers(self.nodes.resolve(contact.fields.get("coulombFriction", []),
                                                 c_env))
             if values and isinstance(values[0], float) and values[0] >= 0:
