@@ -383,7 +383,7 @@ def sensors(sim: Simulation) -> dict[str, np.ndarray]:
 def test_a_run_of_mujoco_steps_is_the_steps_one_by_one(periods):
     """Simulation.step(n) on MuJoCo with the compiled law runs the steps up to each sensor
     refresh in one loop of the body's (MujocoBody.run): the same bits as n calls of the
-    bank's step, state, sensors and clock, through every command (a trapezoidal move and
+    Stepper's step, state, sensors and clock, through every command (a trapezoidal move and
     a halt keep the supervisor busy: one by one there too), with the sensors refreshed
     together, apart, one disabled, every step, neither (runs of RUN_STEPS at most)."""
     pytest.importorskip("mujoco", reason="MuJoCo is not installed")
@@ -391,19 +391,20 @@ def test_a_run_of_mujoco_steps_is_the_steps_one_by_one(periods):
     raw = {"basic_time_step_ms": 1, "motors": raw["motors"], "physics": "mujoco",
            "multibody": {"model": "so101.urdf"}}
     runs, ones = Simulation.from_config(raw), Simulation.from_config(raw)
-    assert runs.bank._run is not None and runs.bank._run == runs.bank.body.run
+    assert runs.bank._body_loop is not None and runs.bank._body_loop == runs.bank.body.run
     for sim in (runs, ones):
         for k, m in enumerate(sim.motors):
             m.enable_position(periods[0] + k % 2 if periods[0] else 0)
             m.enable_force_feedback(periods[1])
     calls = []
-    runs.bank._run = lambda bank, steps: calls.append(steps) or bank.body.run(bank, steps)
+    runs.bank._body_loop = lambda bank, steps: calls.append(steps) or bank.body.run(bank, steps)
     for k, (a, b) in enumerate(zip(commands(runs), commands(ones), strict=True)):
         a(), b()
         runs.step(300)
         with np.errstate(all="ignore"):
             for _ in range(300):
-                ones.bank.step()
+                with ones.bank.lock:
+                    ones.bank.stepper.step()
         assert_same_bits(state(runs) | sensors(runs), state(ones) | sensors(ones),
                          f"command {k}")
     # runs of several steps were taken where no sensor refreshes every step; never
