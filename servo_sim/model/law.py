@@ -13,7 +13,8 @@ a numpy array (every motor at once) and on one motor's numbers, and reads the ta
 row (``parameters[KP]``). Two runners take it, with the same arguments:
 
 * :func:`step_motors` (numpy's, no extra needed): the whole tables, so a row is every
-  motor's;
+  motor's (it steps a copy of :func:`servo_step` made at import that reads a row as
+  ``table[ROW]``, not ``table[ROW, i]``: :class:`_WholeRows`, the same arrays);
 * :func:`compiled` (where numba is installed): numba compiles :func:`servo_step` for one
   motor's numbers and :func:`_each_motor` hands it each motor's column of the tables in
   turn, in machine code, so a row is that motor's number and a write to the state
