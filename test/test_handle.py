@@ -16,6 +16,7 @@ import inspect
 import logging
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -53,8 +54,23 @@ class NoPosition(SimHardware):
                                                | Capabilities.TRAPEZOIDAL_COMMAND)
 
 
-def opened() -> Runtime:
-    rt = Runtime.open(parse_config(CONFIG), paused=True)
+class NoHalt(SimHardware):
+    """A device that runs trapezoidal moves but takes no position command, so no halt:
+    a taken move's cancel (a halt) must be refused."""
+
+    def capabilities(self, index: int) -> Capabilities:
+        return super().capabilities(index) & ~Capabilities.POSITION_COMMAND
+
+
+NO_HALT = "test_handle:NoHalt"
+#: the hardware's reason for a halt, written out
+HALT_REFUSED = (f"motor 'arm': halt not supported by hardware {NO_HALT!r} "
+                "(needs position_command)")
+
+
+def opened(plugin: str = PLUGIN) -> Runtime:
+    config = {**CONFIG, "hardware": {"plugin": plugin}}
+    rt = Runtime.open(parse_config(config), paused=True)
     rt.start()
     return rt
 
@@ -186,6 +202,52 @@ def test_the_runtime_refuses_what_the_device_cannot_take(target):
 
 
 @pytest.mark.parametrize("target", [0.5, -0.5])
+def test_a_taken_moves_cancel_passes_the_hardwares_check_of_a_halt(target):
+    """Move.cancel halts: on a device that takes no halt it is refused with the hardware's
+    reason, the move goes on to its target, and the check cannot be replaced."""
+    with opened(NO_HALT) as rt:
+        move = rt.command("arm", Command.TRAPEZOIDAL_MOVE, target, 0.0, 1.0, 4.0)
+        # 0.25 s up to 1 rad/s (0.125 rad), 0.25 s at 1 rad/s, 0.25 s down: 0.75 s
+        assert move.plan.duration == pytest.approx(0.75)
+        list(rt.step(10))
+        before = state(rt)
+        with pytest.raises(CommandRefusedError) as refused:
+            move.cancel()
+        assert str(refused.value) == HALT_REFUSED
+        assert (move.state, move.reason, state(rt)) == ("active", "", before)
+        with pytest.raises(CommandRefusedError, match=re.escape(HALT_REFUSED)):
+            rt.command("arm", Command.HALT)  # the same check as the command
+        with pytest.raises(RuntimeError, match="motor 'arm': the move's cancel is already "
+                           "checked"):
+            move.check_cancel_with(lambda: None)  # no host swaps the check for a no-op
+        with pytest.raises(CommandRefusedError):
+            move.cancel()
+        # 750 ms end at the start of the step at ceil(750 / 8) * 8 = 752 ms (the 95th)
+        list(rt.step(94 - 10))
+        assert move.state == "active"
+        list(rt.step(1))
+        assert (move.state, move.finished_ms - move.start_ms) == ("succeeded", 752)
+        assert rt.motor("arm").get_target_position() == target
+        move.cancel()  # ended: nothing to halt, nothing to refuse
+        assert move.state == "succeeded"
+
+
+@pytest.mark.parametrize("target", [0.5, -0.5])
+def test_a_taken_moves_cancel_halts_where_the_device_takes_a_halt(target):
+    with Runtime.open(parse_config({**CONFIG, "hardware": {"plugin": "sim"}}),
+                      paused=True) as rt:
+        rt.start()
+        move = rt.command("arm", Command.TRAPEZOIDAL_MOVE, target, 0.0, 1.0, 4.0)
+        list(rt.step(10))
+        arm = rt.motor("arm")
+        moved = arm.position  # set-point of the step at 80 ms: 0.5 * 4 * 0.08^2 = 0.0128
+        assert math.copysign(1.0, moved) == math.copysign(1.0, target) and moved != 0.0
+        move.cancel()
+        assert (move.state, move.reason) == ("canceled", "canceled")
+        assert (arm.mode.name, arm.get_target_position()) == ("HALT", moved)  # holds there
+
+
+@pytest.mark.parametrize("target", [0.5, -0.5])
 def test_the_cli_and_webots_doors_refuse_with_the_hardwares_reason(target, tmp_path, capsys,
                                                                    caplog):
     from servo_sim.webots import api
@@ -255,6 +317,48 @@ def test_the_ros_doors_refuse_with_the_hardwares_reason():
             f"motor 'arm': trapezoidal_move not supported by hardware {PLUGIN!r} "
             "(needs trapezoidal_command)")
         assert state(rt) == before
+    finally:
+        h.close()
+
+
+@pytest.mark.ros
+def test_the_ros_action_door_rejects_a_cancel_the_hardware_refuses():
+    """A trapezoidal_move goal on a device that takes no halt: its cancel is rejected
+    with the hardware's reason, and the goal goes on to succeed at its target."""
+    from conftest import require_ros
+
+    require_ros("rclpy")
+    from rcl_interfaces.msg import Log
+    from rclpy.action import ActionClient
+    from test_ros_node import Harness
+
+    from servo_sim import action as servo_actions
+
+    base = {"basic_time_step_ms": 8, "motors": ["arm"], "hardware.plugin": NO_HALT,
+            "publish_clock": False, "start_paused": True}
+    h = Harness(base=base)
+    try:
+        logs = h.listen("/rosout", Log)
+        mover = ActionClient(h.client, servo_actions.TrapezoidalMove, "/arm/trapezoidal_move")
+        assert mover.wait_for_server(timeout_sec=30.0)
+        sent = mover.send_goal_async(servo_actions.TrapezoidalMove.Goal(
+            target_position=-0.5, target_velocity=0.0, max_velocity=1.0, max_acceleration=4.0))
+        h.wait_for(sent.done, "the goal response")
+        goal = sent.result()
+        assert goal.accepted
+        result = goal.get_result_async()
+        h.step(10)
+        cancel = goal.cancel_goal_async()
+        h.wait_for(cancel.done, "the cancel answer")
+        assert list(cancel.result().goals_canceling) == []  # rejected: none canceling
+        h.wait_for(lambda: any(m.msg == f"arm: {HALT_REFUSED}" for m in logs),
+                   "the cancel's warning")
+        assert h.node.runtime.motor("arm").mode.name == "TRAPEZOIDAL"
+        h.step(85)  # the 95th step, at 752 ms, ends the 0.75 s profile
+        h.wait_for(result.done, "the result")
+        r = result.result()
+        assert (r.result.success, r.result.message) == (True, "reached -0.5")
+        assert r.result.duration == pytest.approx(0.752)
     finally:
         h.close()
 

@@ -230,6 +230,15 @@ def test_property_the_two_runners_agree_on_any_actuator(parts, envelope, control
     a firmware's at any gains) beside an ideal motor, any inertia and weight, any step:
     both runners step to the same bits through every command (torque, velocity and
     position control, both signs)."""
+    servo = actuated_servo(parts, envelope, control, inertia, gravity_mass, gains,
+                           stribeck_alpha)
+    run_both({"basic_time_step_ms": step_ms, "motors": [servo, motor("ideal", None)]},
+             steps=36)
+
+
+def actuated_servo(parts: dict, envelope: bool, control: str, inertia: float,
+                   gravity_mass: float, gains: tuple, stribeck_alpha: float) -> dict:
+    """A motor's config with an actuator of ``parts`` (the property's draw)."""
     actuator = dict(parts)
     if any(name.endswith("stribeck") for name in actuator):
         actuator |= {"stribeck_velocity": 0.1, "stribeck_alpha": stribeck_alpha}
@@ -238,11 +247,42 @@ def test_property_the_two_runners_agree_on_any_actuator(parts, envelope, control
     if control != "webots":
         actuator |= {"control": control, "gains": list(gains),
                      "resolution": actuator.get("resolution", 4096)}
-    servo = {"name": "s", "min_position": -2.0, "max_position": 2.0, "inertia": inertia,
-             "max_torque": 2.0, "acceleration": 20.0, "actuator": actuator,
-             "load": {"gravity_mass": gravity_mass, "gravity_distance": 0.05}}
-    run_both({"basic_time_step_ms": step_ms, "motors": [servo, motor("ideal", None)]},
-             steps=36)
+    return {"name": "s", "min_position": -2.0, "max_position": 2.0, "inertia": inertia,
+            "max_torque": 2.0, "acceleration": 20.0, "actuator": actuator,
+            "load": {"gravity_mass": gravity_mass, "gravity_distance": 0.05}}
+
+
+def servo_step_as_written(x, v, p, mass, inertia_dt, parameters, commands, state, masks,
+                          flags):
+    """numpy's runner on the law as written: servo_step itself, ``i`` every motor."""
+    out = np.empty((law.RESULT_ROWS, x.shape[0]))
+    law.servo_step(x, v, p, mass, inertia_dt, parameters, commands, state, masks, flags, out,
+                   (slice(None),))
+    flags[law.ANY_STARTING] = False
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(parts=_ACTUATOR_PARTS, envelope=st.booleans(),
+       control=st.sampled_from(["webots", "dynamixel", "feetech"]),
+       inertia=st.floats(1e-4, 0.01), gravity_mass=st.floats(0.0, 1.0),
+       gains=st.tuples(st.integers(1, 900), st.integers(0, 50), st.integers(0, 900)),
+       stribeck_alpha=st.sampled_from([0.7, 1.0, 1.5]))
+def test_property_numpys_runner_on_whole_rows_is_the_law_as_written(
+        parts, envelope, control, inertia, gravity_mass, gains, stribeck_alpha):
+    """numpy's runner steps a copy of the law that reads whole rows (``table[ROW]`` for
+    ``table[ROW, i]``): the same bits as servo_step itself, through every command."""
+    assert law.step_motors.__code__.co_names.count("_servo_step_every_motor") == 1
+    assert law._servo_step_every_motor.__name__ == "_servo_step_on_rows"  # not a fallback
+    servo = actuated_servo(parts, envelope, control, inertia, gravity_mass, gains,
+                           stribeck_alpha)
+    raw = {"basic_time_step_ms": 1, "motors": [servo, motor("ideal", None)]}
+    rows, written = numpy_simulation(raw), numpy_simulation(raw)
+    written.bank._law = servo_step_as_written
+    for k, (a, b) in enumerate(zip(commands(rows), commands(written), strict=True)):
+        a(), b()
+        rows.step(30), written.step(30)
+        assert_same_bits(state(rows), state(written), f"command {k}")
 
 
 # ------------------------------------------------------------------ half ticks
@@ -383,7 +423,7 @@ def sensors(sim: Simulation) -> dict[str, np.ndarray]:
 def test_a_run_of_mujoco_steps_is_the_steps_one_by_one(periods):
     """Simulation.step(n) on MuJoCo with the compiled law runs the steps up to each sensor
     refresh in one loop of the body's (MujocoBody.run): the same bits as n calls of the
-    bank's step, state, sensors and clock, through every command (a trapezoidal move and
+    Stepper's step, state, sensors and clock, through every command (a trapezoidal move and
     a halt keep the supervisor busy: one by one there too), with the sensors refreshed
     together, apart, one disabled, every step, neither (runs of RUN_STEPS at most)."""
     pytest.importorskip("mujoco", reason="MuJoCo is not installed")
@@ -391,19 +431,20 @@ def test_a_run_of_mujoco_steps_is_the_steps_one_by_one(periods):
     raw = {"basic_time_step_ms": 1, "motors": raw["motors"], "physics": "mujoco",
            "multibody": {"model": "so101.urdf"}}
     runs, ones = Simulation.from_config(raw), Simulation.from_config(raw)
-    assert runs.bank._run is not None and runs.bank._run == runs.bank.body.run
+    assert runs.bank._body_loop is not None and runs.bank._body_loop == runs.bank.body.run
     for sim in (runs, ones):
         for k, m in enumerate(sim.motors):
             m.enable_position(periods[0] + k % 2 if periods[0] else 0)
             m.enable_force_feedback(periods[1])
     calls = []
-    runs.bank._run = lambda bank, steps: calls.append(steps) or bank.body.run(bank, steps)
+    runs.bank._body_loop = lambda bank, steps: calls.append(steps) or bank.body.run(bank, steps)
     for k, (a, b) in enumerate(zip(commands(runs), commands(ones), strict=True)):
         a(), b()
         runs.step(300)
         with np.errstate(all="ignore"):
             for _ in range(300):
-                ones.bank.step()
+                with ones.bank.lock:
+                    ones.bank.stepper.step()
         assert_same_bits(state(runs) | sensors(runs), state(ones) | sensors(ones),
                          f"command {k}")
     # runs of several steps were taken where no sensor refreshes every step; never
@@ -588,3 +629,27 @@ def test_loading_the_compiled_law_hands_the_gil_on_quickly_then_as_before():
         assert sys.getswitchinterval() == 0.004
     finally:
         sys.setswitchinterval(before)
+
+
+#: the numbers where bounds differ: both zeros, both infinities, NaN of both signs
+_SPECIAL = st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, -math.nan, 1.0, -1.0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(pairs=st.lists(st.tuples(st.one_of(_SPECIAL, st.floats()),
+                                st.one_of(_SPECIAL, st.floats())), min_size=1, max_size=40))
+def test_property_numpys_bounds_are_the_compiled_runners_bit_for_bit(pairs):
+    """at_most, at_least, fmin_, fmax_ on arrays (numpy's runner) give, element by element,
+    the bits of the compiled runner's scalar bounds, zero's sign and NaN's included, on
+    lengths that reach numpy's SIMD loops and their tails alike."""
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    for array_bound, scalar_bound in ((law.at_most, law._at_most_one),
+                                      (law.at_least, law._at_least_one),
+                                      (law.fmin_, law._fmin_one), (law.fmax_, law._fmax_one)):
+        expected = np.array([scalar_bound(x, y) for x, y in pairs])
+        assert array_bound(a.copy(), b).tobytes() == expected.tobytes(), array_bound.__name__
+        for y in (b[0], 0.0, -0.0):  # a number for b, as the law passes constants
+            expected = np.array([scalar_bound(x, y) for x in a.tolist()])
+            assert array_bound(a.copy(), y).tobytes() == expected.tobytes()
+

@@ -594,7 +594,7 @@ def test_an_external_load_is_mujocos_applied_force(tmp_path, monkeypatch, runner
     envelope = {"stall_torque": 1.0, "no_load_speed": 5.0, "rated_voltage": 5.0}
     sim = mujoco_sim(link, [{"name": "j", "load": {"external": external},
                              "actuator": envelope}])
-    assert (sim.bank._run is not None) == (runner == "compiled")
+    assert (sim.bank._body_loop is not None) == (runner == "compiled")
     sim.motor("j").disable()
     ours = trace(sim, 500, "j")[:, 0]
     model = mujoco.MjModel.from_xml_path(str(link))

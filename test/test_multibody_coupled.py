@@ -324,7 +324,7 @@ def test_torque_output_servos_keep_their_compiled_path_and_ideal_motors_join_the
         "basic_time_step_ms": 1, "physics": "mujoco", "multibody": {"model": "so101.urdf"},
         "motors": [{"name": "elbow_flex", "servo": "STS3215-7.4V"},
                    {"name": "wrist_flex", "servo": "STS3215-7.4V"}]})
-    assert servos.bank._run is not None
+    assert servos.bank._body_loop is not None
     assert not servos.bank.body.coupled.any()
     mixed = Simulation.from_config({
         "basic_time_step_ms": 1, "physics": "mujoco", "multibody": {"model": "so101.urdf"},

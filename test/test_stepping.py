@@ -88,7 +88,7 @@ def test_the_sim_plugin_cycle_is_the_library_step_to_the_bit(physics):
     hw, sim = HardwareSystem(parse_config(raw)), Simulation.from_config(raw)
     assert hw.start()
     if physics == "mujoco":  # runs of the body's compiled loop where numba is installed
-        assert (sim.bank._run is not None) == law.can_compile()
+        assert (sim.bank._body_loop is not None) == law.can_compile()
     names = sim.motor_names
     for step, (command, arguments) in enumerate(COMMANDS):
         for k, name in enumerate(names):
@@ -196,3 +196,52 @@ def test_a_real_plugin_sees_the_steps_order(sign):
         if cycle == 0:  # b is at its goal at once on this device: 0.7 rad in 8 ms
             assert bank.joint_acceleration()[1] == pytest.approx(sign * 0.7 / 0.008 / 0.008)
     assert target[0] == sign * 0.3 and hw.sim.time_ms == 640
+
+
+#: every verb that advanced a bank beside the Stepper, or could (issue 62's list)
+STEPPING_VERBS = {"step", "steps", "step_physics", "run_physics", "advance", "advance_clock",
+                  "sample_sensors", "supervise", "measure_over", "tick", "cycle", "run"}
+
+
+def test_the_stepper_is_the_only_public_way_to_advance_a_bank():
+    """The bank's parts of a step are private, called by the Stepper; its verbs are
+    step, run and physics."""
+    from servo_sim.model.bank import MotorBank
+    from servo_sim.model.stepping import Stepped, Stepper
+
+    public = {a for a in dir(MotorBank) if not a.startswith("_")}
+    assert not public & STEPPING_VERBS
+    assert {a for a in dir(Stepper) if not a.startswith("_")
+            and callable(getattr(Stepper, a))} == {"step", "run", "physics"}
+    parts = {a for a in vars(Stepped) if a.startswith("_") and not a.startswith("__")
+             and callable(vars(Stepped)[a])}
+    assert parts == {"_supervise", "_measure_acceleration_over", "_step_physics",
+                     "_run_body_loop", "_advance_clock", "_sample_sensors"}
+    assert all(callable(getattr(MotorBank, a)) for a in parts)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_physics_is_the_state_one_step_on_without_clock_or_sensors(sign):
+    """Stepper.physics (the sim plugin's read) moves the state one step and leaves the
+    clock and the sensors; step() is physics, then the clock and the sensors."""
+    config = {"basic_time_step_ms": 4, "motors": [{"name": "m", "max_velocity": 10.0,
+                                                   "inertia": 0.01, "max_torque": 5.0}]}
+    read, stepped = Simulation.from_config(config), Simulation.from_config(config)
+    for sim in (read, stepped):
+        sim.motor("m").enable_position(4)
+        sim.motor("m").set_position(math.inf)
+        sim.motor("m").set_velocity(sign * 2.0)
+    bank = read.bank
+    sensed = bank.position_sensor.value.copy()
+    with bank.lock:
+        bank.stepper.physics()
+    # from rest, one 4 ms step of an unlimited-acceleration velocity command with ample
+    # torque reaches the velocity: x = v * dt (semi-implicit Euler)
+    assert bank.velocity[0] == pytest.approx(sign * 2.0)
+    assert bank.position[0] == pytest.approx(sign * 2.0 * 0.004)
+    assert bank.time_ms == 0 and bank.position_sensor.value.tobytes() == sensed.tobytes()
+    stepped.step(1)
+    assert stepped.time_ms == 4
+    assert stepped.bank.position.tobytes() == bank.position.tobytes()
+    assert stepped.motor("m").get_position() == stepped.bank.position[0]  # sampled
+

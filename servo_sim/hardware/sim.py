@@ -7,8 +7,9 @@ declares (``base.py``).
 ``read()`` advances the physics one basic time step with the commands in the bank
 (the simulated device "moves" and its sensors are read); ``write()`` has nothing to
 send, since the commands already sit in the arrays the physics reads. The cycle of
-:class:`~servo_sim.hardware.system.HardwareSystem` and :meth:`MotorBank.step` are the
-same :class:`~servo_sim.model.stepping.Stepper` with the same read: the same step.
+:class:`~servo_sim.hardware.system.HardwareSystem` and the bank's own steps
+(``bank.stepper``) are the same :class:`~servo_sim.model.stepping.Stepper` with the same
+read (:meth:`Stepper.physics <servo_sim.model.stepping.Stepper.physics>`): the same step.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class SimHardware(HardwareComponent):
 
     def read(self, time: float, period: float) -> CallbackReturn:
         with np.errstate(all="ignore"):  # as Simulation.step: saturation is by design
-            self.bank.step_physics()
+            self.bank.stepper.physics()
         return CallbackReturn.SUCCESS
 
     def write(self, time: float, period: float) -> CallbackReturn:

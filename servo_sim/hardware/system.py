@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 
 from ..model import Motor, Simulation
-from ..model.commands import MOTOR_COMMANDS, MotorCommand
+from ..model.commands import MOTOR_COMMANDS, Command, MotorCommand
 from ..model.config import SimulationConfig
 from ..model.motor import CommandRefusedError
-from ..model.safety import FAULT_FLAGS, report, status
+from ..model.safety import FAULT_FLAGS, Move, report, status
 from ..model.simulation import MIRRORED_FIELDS
 from ..model.stepping import Stepper
 from .base import (
@@ -326,7 +326,10 @@ class HardwareSystem:
                             "command table (servo_sim.model.Command)")
         handle = self.sim.motor(motor)
         self.check(handle, command.name, args)
-        return command.call(handle, *args)
+        result = command.call(handle, *args)
+        if isinstance(result, Move):  # its cancel is a halt: the same check
+            result.check_cancel_with(functools.partial(self.check, handle, Command.HALT.name))
+        return result
 
     def set_parameter(self, motor: str, field: str, value: Any) -> None:
         """Change one config field of ``motor`` at run time (``Simulation.set_parameter``);

@@ -1,7 +1,8 @@
 """The motor bank: every motor of a simulation as one struct of numpy arrays.
 
-:meth:`MotorBank.step` advances all motors together with array operations; there is
-no per-motor Python code on the step path. Commands (see ``motor.py``) write the
+:class:`~servo_sim.model.stepping.Stepper` (``bank.stepper``) advances all motors together
+with array operations, calling the bank's private parts of a step in their order; there
+is no per-motor Python code on the step path. Commands (see ``motor.py``) write the
 command arrays and call :meth:`MotorBank.refresh`, which keeps the derived arrays
 that the step reads (modes, limits) in sync, so the step does no bookkeeping.
 
@@ -191,7 +192,7 @@ class MotorBank:
         self.body.attach(self)
         #: the body's own loop of dynamic steps (``run``: MuJoCo's, with the compiled
         #: law), or None: the bank's step (_step_dynamic)
-        self._run = getattr(self.body, "run", None) if self._compiled else None
+        self._body_loop = getattr(self.body, "run", None) if self._compiled else None
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -415,24 +416,16 @@ class MotorBank:
 
     # ------------------------------------------------------------------ stepping
 
-    def step(self) -> None:
-        """Advance every motor by one basic time step, then refresh due sensors
-        (:meth:`Stepper.step <servo_sim.model.stepping.Stepper.step>`)."""
-        with self.lock:
-            self.stepper.step()
+    # The parts of a step, called only by the Stepper (``stepping.py``) in their order:
+    # _supervise, _step_physics (or _run_body_loop) or a device's read after
+    # _measure_acceleration_over, _advance_clock, _sample_sensors.
 
-    def steps(self, n: int) -> None:
-        """Advance ``n`` basic time steps (:meth:`Stepper.run
-        <servo_sim.model.stepping.Stepper.run>`: in runs of the body's loop where it has
-        one, the same steps to the bit)."""
-        self.stepper.run(n)
-
-    def run_physics(self, steps: int) -> None:
+    def _run_body_loop(self, steps: int) -> None:
         """The state ``steps`` dynamic steps on in one run of the body's loop
-        (``_run``); not the clock or the sensors."""
-        self._keep_run(self._run(self, steps))
+        (``_body_loop``); not the clock or the sensors."""
+        self._keep_body_loop_state(self._body_loop(self, steps))
 
-    def advance_clock(self, steps: int = 1) -> None:
+    def _advance_clock(self, steps: int = 1) -> None:
         """The clock ``steps`` basic time steps on: the one place it advances (a step of
         the model, or a hardware system's cycle)."""
         self.time_ms += steps * self.step_ms
@@ -454,12 +447,12 @@ class MotorBank:
             return (self.position.copy(), self.velocity.copy(), self.joint_acceleration(),
                     self.motor_force.copy())
 
-    def measure_over(self, period: float) -> None:
+    def _measure_acceleration_over(self, period: float) -> None:
         """A real device's cycle of ``period`` s begins: the velocity now is the one the
         next read's joint acceleration differs from (the model's step keeps both)."""
         self.previous_velocity, self.period = self.velocity.copy(), period
 
-    def supervise(self) -> None:
+    def _supervise(self) -> None:
         """What the start of a step triggers: watchdog, halting ramps, trapezoidal moves."""
         if self.supervisor.busy:
             self.supervisor.update()
@@ -468,16 +461,16 @@ class MotorBank:
         """The acceleration over the last step (finite difference of the velocity)."""
         return (self.velocity - self.previous_velocity) / self.period
 
-    def step_physics(self) -> None:
+    def _step_physics(self) -> None:
         """The state one step on (position, velocity, motor force, energy); not the clock."""
         if self.kinematic:
             self._step_kinematic()
-        elif self._run is not None:
-            self.run_physics(1)
+        elif self._body_loop is not None:
+            self._run_body_loop(1)
         else:
             self._step_dynamic()
 
-    def _keep_run(self, state: tuple) -> None:
+    def _keep_body_loop_state(self, state: tuple) -> None:
         """The state after the body's own run of steps (``run``): ``(position, velocity,
         velocity a step before, law results)`` as the bank's step keeps it."""
         self.position, self.velocity, self.previous_velocity, results = state
@@ -572,7 +565,7 @@ class MotorBank:
         x_new[:] = clamped
         return ~free
 
-    def sample_sensors(self) -> None:
+    def _sample_sensors(self) -> None:
         """Refresh the sensors due at ``time_ms`` from the state arrays."""
         now = self.time_ms
         sensor = self.position_sensor

@@ -34,8 +34,8 @@ Two bodies implement it:
 A body may also step the joints in a loop of its own, ``run(bank, steps)`` ->
 ``(x, v, v a step before, the law's results)``: where it has one and the bank's law is
 compiled (``MotorBank.use_compiled_law``), the bank's dynamic steps go through it, one at
-a time (``step``) and as many as come before the next sensor refresh at once
-(``steps``). MuJoCo's joins ``momentum``, the compiled law and ``advance`` in one
+a time (``Stepper.step``) and as many as come before the next sensor refresh at once
+(``Stepper.run``). MuJoCo's joins ``momentum``, the compiled law and ``advance`` in one
 compiled call between ``mj_step1`` and ``mj_step2``: the same steps to the bit, without
 the Python between them.
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -125,6 +126,9 @@ class Move:
     ``state`` is ``"active"``, then ``"succeeded"`` (the profile reached its target),
     ``"aborted"`` (another command took over, an e-stop, a hardware error: ``reason``
     says which) or ``"canceled"`` (:meth:`cancel`: the motor halts).
+
+    A move taken through a hardware system carries that system's check of a halt
+    (:meth:`check_cancel_with`): :meth:`cancel` is a halt and passes the same check.
     """
 
     def __init__(self, bank: MotorBank, motor: int, group: np.ndarray,
@@ -138,6 +142,14 @@ class Move:
         self.state = "active"
         self.reason = ""
         self.finished_ms: int | None = None
+        self._check_cancel: Callable[[], None] | None = None
+
+    def check_cancel_with(self, check: Callable[[], None]) -> None:
+        """Make :meth:`cancel` call ``check`` first (it raises to refuse the halt); set
+        once, by the hardware system that took the move."""
+        if self._check_cancel is not None:
+            raise RuntimeError(f"motor {self.name!r}: the move's cancel is already checked")
+        self._check_cancel = check
 
     @property
     def done(self) -> bool:
@@ -153,11 +165,16 @@ class Move:
         return abs(self.plan.target - float(self._bank.position[self.motor]))
 
     def cancel(self) -> None:
-        """Stop the move: the motor halts where it is; state ``canceled``."""
+        """Stop the move: the motor halts where it is; state ``canceled``. A halt the
+        hardware refuses raises its refusal (naming the motor and why) and changes
+        nothing; a move already ended is left as it is."""
         bank = self._bank
         with bank.lock:
-            if not self.done:
-                bank.supervisor.halt(self.group, "canceled", "canceled")
+            if self.done:
+                return
+            if self._check_cancel is not None:
+                self._check_cancel()
+            bank.supervisor.halt(self.group, "canceled", "canceled")
 
     def _finish(self, state: str, reason: str = "") -> None:
         self.state, self.reason = state, reason

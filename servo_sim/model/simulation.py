@@ -208,7 +208,7 @@ class Simulation:
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise ValueError(f"step count {n!r} rejected: must be an integer >= 0")
         with np.errstate(all="ignore"):
-            self.bank.steps(n)
+            self.bank.stepper.run(n)
 
     @property
     def time(self) -> float:

@@ -280,7 +280,7 @@ class MujocoBody:
         ``MotorBank._step_dynamic`` makes it with this body, the work between MuJoCo's
         two halves in one compiled call (:func:`drive_joints`); not the clock or the sensors.
         ``(position, velocity, velocity a step before, the law's results)`` after them,
-        for the bank to keep (``MotorBank._keep_run``)."""
+        for the bank to keep (``MotorBank._keep_body_loop_state``)."""
         step1, step2, model, data = self.mj.mj_step1, self.mj.mj_step2, self.model, self.data
         *_, qpos, qvel = self._views
         drive_joints, dadr = self._drive_joints, self.dadr

@@ -41,7 +41,11 @@ class Goals:
         def cancel(goal: Any) -> CancelResponse:
             move = self._moves.get(bytes(goal.goal_id.uuid))
             if move is not None and not move.done:
-                move.cancel()  # ends with the next cycle's report (or poll, paused)
+                try:
+                    move.cancel()  # ends with the next cycle's report (or poll, paused)
+                except ValueError as exc:  # the hardware refuses the halt: the move goes on
+                    self._node.get_logger().warning(f"{ros_name(motor_name)}: {exc}")
+                    return CancelResponse.REJECT
             return CancelResponse.ACCEPT
 
         self._servers.append(ActionServer(
