@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from . import law
+from . import ahead, law
 from .actuator import Actuators
 from .body import Body, JointBodies
 from .config import MotorConfig, SimulationConfig
@@ -371,9 +371,9 @@ class MotorBank:
                                    self.commands.force_limit, self.acceleration)
 
     def use_compiled_law(self) -> bool:
-        """Step with the law compiled by numba (``law.compiled``) from now on, where numba
-        is installed; whether it is."""
-        compiled = law.compiled()
+        """Step with the compiled law (``ahead.compiled``: the library compiled ahead of
+        time, else numba's JIT) from now on, where numba is installed; whether it is."""
+        compiled = ahead.compiled()
         if compiled is None:
             return False
         # compiled now, on copies (the first step would otherwise wait for it)
@@ -381,7 +381,7 @@ class MotorBank:
             tables = [table.copy() for table in self.law_data.arguments]
         compiled(*(np.zeros(self.n) for _ in range(3)), np.ones(self.n), np.zeros(self.n),
                  *tables)
-        keep = law.compiled_keep_motor_force()
+        keep = ahead.compiled_keep_motor_force()
         keep(np.zeros(self.n), np.ones(self.n), np.zeros(self.n), np.ones(self.n))
         with self.lock:  # between two steps
             self._law, self._keep_motor_force, self._compiled = compiled, keep, True
