@@ -173,9 +173,16 @@ def copies(arguments: list[np.ndarray]) -> list[np.ndarray]:
     return [a.copy() for a in arguments]
 
 
+class Subclass(np.ndarray):
+    """An array of a class of its own: numpy computes with it, the library takes only
+    ndarray itself."""
+
+
 def odd(value: np.ndarray, change: str) -> np.ndarray:
     """``value`` as an array the library does not take: float32, a strided view, a row
-    of a Fortran-ordered table."""
+    of a Fortran-ordered table, an ndarray subclass."""
+    if change == "subclass":
+        return value.view(Subclass)
     if change == "float32":
         return value.astype(np.float32)
     if change == "strided":
@@ -187,11 +194,12 @@ def odd(value: np.ndarray, change: str) -> np.ndarray:
 
 @settings(max_examples=20, deadline=None)
 @given(n=st.integers(1, 7), seed=st.integers(0, 2**32 - 1),
-       change=st.sampled_from(["float32", "strided", "fortran"]),
+       change=st.sampled_from(["float32", "strided", "fortran", "subclass"]),
        which=st.integers(0, 4))
 def test_arrays_the_library_cannot_take_go_to_numpys_runner(n, seed, change, which):
-    """The library takes float64 C-ordered arrays of the bank's shapes; any other of the
-    body's arrays (float32, a strided view, a row of a Fortran-ordered table) goes to
+    """The library takes float64 C-ordered ndarrays of the bank's shapes; any other of the
+    body's arrays (float32, a strided view, a row of a Fortran-ordered table, a
+    subclass) goes to
     numpy's runner instead: the same results and state as numpy's on the same arrays,
     nothing written twice. On plain arrays the library's results are numpy's too."""
     runner = ahead.runner()
@@ -206,6 +214,27 @@ def test_arrays_the_library_cannot_take_go_to_numpys_runner(n, seed, change, whi
     expected = copies(given_)
     assert runner.step(*given_).tobytes() == law.step_motors(*expected).tobytes()
     for got, want in zip(given_[5:], expected[5:], strict=True):
+        assert got.tobytes() == want.tobytes()
+
+
+def test_a_wrong_number_of_arguments_is_refused_as_numpys_runner_refuses_it():
+    """Nine arguments, or a list for an array: the library reads none of them, numpy's
+    runner says what is wrong (as it does alone), and the tables are as they were."""
+    runner = ahead.runner()
+    arguments = law_arguments(2, 0)
+    before = copies(arguments)
+    with pytest.raises(TypeError):
+        runner.step(*arguments[:9])
+    with pytest.raises(TypeError):
+        runner.keep_motor_force(*arguments[:3])
+    for got, want in zip(arguments, before, strict=True):
+        assert got.tobytes() == want.tobytes()
+    listed = [a.tolist() if k == 0 else a for k, a in enumerate(arguments)]
+    with pytest.raises(AttributeError):  # numpy's runner reads x.shape
+        law.step_motors(*listed)
+    with pytest.raises(AttributeError):
+        runner.step(*listed)
+    for got, want in zip(arguments[1:], before[1:], strict=True):
         assert got.tobytes() == want.tobytes()
 
 

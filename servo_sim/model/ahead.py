@@ -60,72 +60,85 @@ CACHE_ENV = "SERVO_SIM_LAW_CACHE"
 #: ``SERVO_SIM_AHEAD=0``: no ahead-of-time library, numba's JIT runner (and nothing built)
 AHEAD_ENV = "SERVO_SIM_AHEAD"
 
-#: the C side: numpy's array fields (``PyArrayObject_fields`` in numpy/ndarraytypes.h, the
-#: layout numpy's C API macros compile into every extension) after the object's head
-#: (``HEAD``, the interpreter's ``object.__basicsize__``), each array checked (the
-#: dtype's descriptor, dimensions, C order, writable where the law writes) before the
-#: law (``servo_sim_law_step_inner``) reads it; -1: an array it cannot take, nothing
-#: written
+#: the C side. It takes the arguments' tuple as the interpreter holds it (``PyTupleObject``:
+#: its size after the object's head, ``HEAD`` = ``object.__basicsize__``, the items
+#: after the variable head, ``VAR_HEAD`` = ``tuple.__basicsize__``) and reads each
+#: array's fields (``PyArrayObject_fields`` in numpy/ndarraytypes.h, the layout
+#: numpy's C API macros compile into every extension; the object's type just before
+#: them): each argument checked (an ndarray itself, the dtype's descriptor,
+#: dimensions, C order, writable where the law writes) before the law
+#: (``servo_sim_law_step_inner``) reads it; -1: an argument it cannot take, nothing
+#: written. :func:`_check_layout` checks these places on the running interpreter.
 _SHIM = r"""
 #include <stdint.h>
 typedef intptr_t npy_intp;
 typedef struct { char *data; int nd; npy_intp *dimensions; npy_intp *strides;
                  void *base; const void *descr; int flags; } fields;
+#define TYPE(o) (*(void *const *)((const char *)(o) + HEAD - sizeof(void *)))
 #define F(o) ((const fields *)((const char *)(o) + HEAD))
+#define SIZE(t) (*(const npy_intp *)((const char *)(t) + HEAD))
+#define ITEMS(t) ((void *const *)((const char *)(t) + VAR_HEAD))
 #define C_ORDER 0x0001
 #define WRITABLE 0x0400
 extern int32_t servo_sim_law_step_inner(void *, void *, npy_intp, char *, char *, char *,
     char *, char *, char *, char *, char *, char *, char *, char *);
 extern int32_t servo_sim_law_keep_inner(void *, void *, npy_intp, char *, char *, char *,
     char *);
-static const void *f64, *b1;
+static const void *ndarray, *f64, *b1;
 
-void servo_sim_law_init(const void *float64_descr, const void *bool_descr) {
+void servo_sim_law_init(const void *ndarray_type, const void *float64_descr,
+                        const void *bool_descr) {
+    ndarray = ndarray_type;
     f64 = float64_descr;
     b1 = bool_descr;
 }
 
+/* o is an ndarray of descr, rows x n (rows < 0: n long), with the flags */
 static int ok(const void *o, const void *descr, npy_intp rows, npy_intp n, int flags) {
     const fields *a = F(o);
-    if (a->descr != descr || (a->flags & flags) != flags) return 0;
+    if (TYPE(o) != ndarray || a->descr != descr || (a->flags & flags) != flags) return 0;
     if (rows < 0) return a->nd == 1 && a->dimensions[0] == n;
     return a->nd == 2 && a->dimensions[0] == rows && a->dimensions[1] == n;
 }
 
-int servo_sim_law_step(void *x, void *v, void *p, void *mass, void *inertia_dt,
-                       void *parameters, void *commands, void *state, void *masks,
-                       void *flags, void *out) {
-    void *ret[4] = {0, 0, 0, 0};
-    void *exc = 0;
-    npy_intp n;
-    if (F(x)->nd != 1) return -1;
-    n = F(x)->dimensions[0];
-    if (!(ok(x, f64, -1, n, C_ORDER) && ok(v, f64, -1, n, C_ORDER)
-          && ok(p, f64, -1, n, C_ORDER) && ok(mass, f64, -1, n, C_ORDER)
-          && ok(inertia_dt, f64, -1, n, C_ORDER)
-          && ok(parameters, f64, PARAMETER_ROWS, n, C_ORDER)
-          && ok(commands, f64, COMMAND_ROWS, n, C_ORDER)
-          && ok(state, f64, STATE_ROWS, n, C_ORDER | WRITABLE)
-          && ok(masks, b1, MASK_ROWS, n, C_ORDER | WRITABLE)
-          && ok(flags, b1, -1, FLAG_COUNT, C_ORDER | WRITABLE)
-          && ok(out, f64, RESULT_ROWS, n, C_ORDER | WRITABLE))) return -1;
-    return servo_sim_law_step_inner(ret, &exc, n, F(x)->data, F(v)->data, F(p)->data,
-        F(mass)->data, F(inertia_dt)->data, F(parameters)->data, F(commands)->data,
-        F(state)->data, F(masks)->data, F(flags)->data, F(out)->data) ? -2 : 0;
+/* the motors: the length of an ndarray of one dimension, else -1 */
+static npy_intp motors(const void *o) {
+    return TYPE(o) == ndarray && F(o)->nd == 1 ? F(o)->dimensions[0] : -1;
 }
 
-int servo_sim_law_keep(void *force, void *active_gain, void *energy,
-                       void *energy_per_force) {
+/* arguments: (x, v, p, mass, inertia_dt, parameters, commands, state, masks, flags) */
+int servo_sim_law_step(const void *arguments, const void *out) {
     void *ret[4] = {0, 0, 0, 0};
     void *exc = 0;
+    void *const *a = ITEMS(arguments);
     npy_intp n;
-    if (F(force)->nd != 1) return -1;
-    n = F(force)->dimensions[0];
-    if (!(ok(force, f64, -1, n, C_ORDER | WRITABLE) && ok(active_gain, f64, -1, n, C_ORDER)
-          && ok(energy, f64, -1, n, C_ORDER | WRITABLE)
-          && ok(energy_per_force, f64, -1, n, C_ORDER))) return -1;
-    return servo_sim_law_keep_inner(ret, &exc, n, F(force)->data, F(active_gain)->data,
-        F(energy)->data, F(energy_per_force)->data) ? -2 : 0;
+    if (SIZE(arguments) != 10 || (n = motors(a[0])) < 0) return -1;
+    if (!(ok(a[0], f64, -1, n, C_ORDER) && ok(a[1], f64, -1, n, C_ORDER)
+          && ok(a[2], f64, -1, n, C_ORDER) && ok(a[3], f64, -1, n, C_ORDER)
+          && ok(a[4], f64, -1, n, C_ORDER)
+          && ok(a[5], f64, PARAMETER_ROWS, n, C_ORDER)
+          && ok(a[6], f64, COMMAND_ROWS, n, C_ORDER)
+          && ok(a[7], f64, STATE_ROWS, n, C_ORDER | WRITABLE)
+          && ok(a[8], b1, MASK_ROWS, n, C_ORDER | WRITABLE)
+          && ok(a[9], b1, -1, FLAG_COUNT, C_ORDER | WRITABLE)
+          && ok(out, f64, RESULT_ROWS, n, C_ORDER | WRITABLE))) return -1;
+    return servo_sim_law_step_inner(ret, &exc, n, F(a[0])->data, F(a[1])->data,
+        F(a[2])->data, F(a[3])->data, F(a[4])->data, F(a[5])->data, F(a[6])->data,
+        F(a[7])->data, F(a[8])->data, F(a[9])->data, F(out)->data) ? -2 : 0;
+}
+
+/* arguments: (force, active_gain, energy, energy_per_force) */
+int servo_sim_law_keep(const void *arguments) {
+    void *ret[4] = {0, 0, 0, 0};
+    void *exc = 0;
+    void *const *a = ITEMS(arguments);
+    npy_intp n;
+    if (SIZE(arguments) != 4 || (n = motors(a[0])) < 0) return -1;
+    if (!(ok(a[0], f64, -1, n, C_ORDER | WRITABLE) && ok(a[1], f64, -1, n, C_ORDER)
+          && ok(a[2], f64, -1, n, C_ORDER | WRITABLE) && ok(a[3], f64, -1, n, C_ORDER)))
+        return -1;
+    return servo_sim_law_keep_inner(ret, &exc, n, F(a[0])->data, F(a[1])->data,
+        F(a[2])->data, F(a[3])->data) ? -2 : 0;
 }
 """
 
@@ -207,6 +220,7 @@ def key(law_sources: bytes) -> str:
     digest = hashlib.sha256(law_sources)
     for part in (_version("numba"), _version("llvmlite"), np.__version__,
                  sys.implementation.cache_tag, str(object.__basicsize__),
+                 str(tuple.__basicsize__),
                  platform.machine(), _cpu()):
         digest.update(b"\0" + part.encode())
     return digest.hexdigest()[:24]
@@ -244,35 +258,33 @@ class Runner:
         #: where the library was loaded from
         self.path = path
         self._library = library = ctypes.CDLL(str(path))
-        library.servo_sim_law_init.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        library.servo_sim_law_init.argtypes = [ctypes.c_void_p] * 3
         library.servo_sim_law_init.restype = None
-        library.servo_sim_law_init(id(np.dtype(np.float64)), id(np.dtype(np.bool_)))
+        library.servo_sim_law_init(id(np.ndarray), id(np.dtype(np.float64)),
+                                   id(np.dtype(np.bool_)))
         _check_layout()
         native_step = library.servo_sim_law_step
-        native_step.argtypes = [ctypes.py_object] * 11
+        native_step.argtypes = [ctypes.py_object] * 2
         native_step.restype = ctypes.c_int
         native_keep = library.servo_sim_law_keep
-        native_keep.argtypes = [ctypes.py_object] * 4
+        native_keep.argtypes = [ctypes.py_object]
         native_keep.restype = ctypes.c_int
         empty, rows = np.empty, tables.RESULT_ROWS
         numpy_step, numpy_keep = law.step_motors, law.keep_motor_force
 
-        def step(x: np.ndarray, v: np.ndarray, p: np.ndarray, mass: np.ndarray,
-                 inertia_dt: np.ndarray, parameters: np.ndarray, commands: np.ndarray,
-                 state: np.ndarray, masks: np.ndarray, flags: np.ndarray) -> np.ndarray:
-            """:func:`law.step_motors` in the library's machine code."""
-            out = empty((rows, x.shape[0]))
-            if native_step(x, v, p, mass, inertia_dt, parameters, commands, state, masks,
-                           flags, out):
-                return numpy_step(x, v, p, mass, inertia_dt, parameters, commands, state,
-                                  masks, flags)
+        def step(*arguments: np.ndarray) -> np.ndarray:
+            """:func:`law.step_motors` (the same arguments: ``x, v, p, mass, inertia_dt,
+            parameters, commands, state, masks, flags``) in the library's machine code."""
+            out = empty((rows, len(arguments[0])))
+            if native_step(arguments, out):
+                return numpy_step(*arguments)
             return out
 
-        def keep_motor_force(force: np.ndarray, active_gain: np.ndarray, energy: np.ndarray,
-                             energy_per_force: np.ndarray) -> None:
-            """:func:`law.keep_motor_force` in the library's machine code."""
-            if native_keep(force, active_gain, energy, energy_per_force):
-                numpy_keep(force, active_gain, energy, energy_per_force)
+        def keep_motor_force(*arguments: np.ndarray) -> None:
+            """:func:`law.keep_motor_force` (``force, active_gain, energy,
+            energy_per_force``) in the library's machine code."""
+            if native_keep(arguments):
+                numpy_keep(*arguments)
 
         #: the law's step (the same function object each time: a bank compares it)
         self.step: Callable[..., np.ndarray] = step
@@ -281,22 +293,29 @@ class Runner:
 
 
 def _check_layout() -> None:
-    """That numpy's array fields sit where the shim reads them, on this interpreter:
-    data, dimensions, descriptor and flags of a C-ordered and a strided array."""
-    head = object.__basicsize__
-    pointer, integer = ctypes.c_void_p, ctypes.c_int
-    for array in (np.zeros((3, 5)), np.zeros((3, 5))[:, ::2], np.zeros(4, dtype=bool)):
+    """That the shim's places are right on this interpreter: a tuple's size and items,
+    an object's type, numpy's array fields (data, dimensions, descriptor and flags of a
+    C-ordered and a strided array)."""
+    head, var_head = object.__basicsize__, tuple.__basicsize__
+    pointer, integer, size = ctypes.c_void_p, ctypes.c_int, ctypes.c_ssize_t
+    arrays = (np.zeros((3, 5)), np.zeros((3, 5))[:, ::2], np.zeros(4, dtype=bool))
+    fine = (size.from_address(id(arrays) + head).value == len(arrays)
+            and [pointer.from_address(id(arrays) + var_head + ctypes.sizeof(pointer) * k).value
+                 for k in range(len(arrays))] == [id(a) for a in arrays])
+    for array in arrays:
         base = id(array) + head
         dimensions = pointer.from_address(base + 16).value
-        fine = (pointer.from_address(base).value == array.ctypes.data
-                and integer.from_address(base + 8).value == array.ndim
-                and dimensions is not None
-                and ctypes.c_ssize_t.from_address(dimensions).value == array.shape[0]
-                and pointer.from_address(base + 40).value == id(array.dtype)
-                and bool(integer.from_address(base + 48).value & 1)
-                == array.flags.c_contiguous)
-        if not fine:
-            raise RuntimeError("numpy's array fields are not where the library reads them")
+        fine = fine and (
+            pointer.from_address(base - ctypes.sizeof(pointer)).value == id(np.ndarray)
+            and pointer.from_address(base).value == array.ctypes.data
+            and integer.from_address(base + 8).value == array.ndim
+            and dimensions is not None
+            and size.from_address(dimensions).value == array.shape[0]
+            and pointer.from_address(base + 40).value == id(array.dtype)
+            and bool(integer.from_address(base + 48).value & 1) == array.flags.c_contiguous)
+    if not fine:
+        raise RuntimeError("the interpreter's or numpy's objects are not laid out where "
+                           "the library reads them")
 
 
 #: the runner of this process (runner), once loaded or built; False: it cannot be
@@ -373,7 +392,7 @@ def build_library(path: Path) -> float:
         _check_symbols(files)
         shim = Path(work) / "shim.c"
         shim.write_text(_SHIM)
-        defines = [f"-DHEAD={object.__basicsize__}"] + [
+        defines = [f"-DHEAD={object.__basicsize__}", f"-DVAR_HEAD={tuple.__basicsize__}"] + [
             f"-D{name}={getattr(tables, name)}" for name in (
                 "PARAMETER_ROWS", "COMMAND_ROWS", "STATE_ROWS", "MASK_ROWS", "FLAG_COUNT",
                 "RESULT_ROWS")]
