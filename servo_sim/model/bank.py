@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from . import ahead, law
+from . import law
 from .actuator import Actuators
 from .body import Body, JointBodies
 from .config import MotorConfig, SimulationConfig
@@ -373,6 +373,8 @@ class MotorBank:
     def use_compiled_law(self) -> bool:
         """Step with the compiled law (``ahead.compiled``: the library compiled ahead of
         time, else numba's JIT) from now on, where numba is installed; whether it is."""
+        from . import ahead  # (here, in the loading thread: ctypes' import, not at start)
+
         compiled = ahead.compiled()
         if compiled is None:
             return False
