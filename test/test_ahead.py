@@ -132,6 +132,30 @@ def test_a_changed_law_is_built_anew_not_served_the_old_library(built, tmp_path)
     assert report["position"] != first["position"]
 
 
+def test_a_package_keeps_only_its_current_library_beside_it(tmp_path):
+    """Without ``SERVO_SIM_LAW_CACHE`` the library goes into the package's own
+    ``__pycache__`` (a copy of the package here), where a library of its former sources
+    is removed once the new one is built; elsewhere nothing is removed (the test
+    above)."""
+    copy = tmp_path / "package"
+    shutil.copytree(REPO / "servo_sim", copy / "servo_sim",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    beside = copy / "servo_sim" / "model" / "__pycache__"
+    beside.mkdir()
+    former = beside / "servo_law-former.so"
+    former.write_bytes(b"a library of former sources")
+    env = dict(os.environ, PYTHONPATH=str(copy))
+    env.pop(ahead.CACHE_ENV, None)
+    env.pop("SERVO_SIM_AHEAD", None)
+    done = subprocess.run([sys.executable, "-c", "from servo_sim.model import ahead; "
+                           "print(ahead.runner().path)"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    built = Path(done.stdout.split()[-1])
+    assert built.parent == beside and built.exists()
+    assert [p.name for p in beside.glob("servo_law-*.so")] == [built.name]
+
+
 def test_the_key_follows_the_sources():
     """A change anywhere in the law's sources gives another key (so another library)."""
     sources = ahead.sources()

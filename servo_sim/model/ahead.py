@@ -371,7 +371,8 @@ def compiled_keep_motor_force() -> Callable[..., Any] | None:
 
 def build_library(path: Path) -> float:
     """Compile the law with numba and link it into the library at ``path`` (written
-    whole or not at all); the seconds it took. ``RuntimeError`` where it cannot be
+    whole or not at all; in the package's own ``__pycache__`` the libraries of its
+    former sources are removed); the seconds it took. ``RuntimeError`` where it cannot be
     (no C compiler or ``nm``, a symbol left that the C library does not define)."""
     import shutil  # (the build's alone)
     import subprocess
@@ -403,6 +404,11 @@ def build_library(path: Path) -> float:
         if linked.returncode != 0:
             raise RuntimeError(f"{compiler} could not link the law: {linked.stderr[-500:]}")
         os.replace(built, path)
+    if path.parent == Path(law.__file__).parent / "__pycache__":
+        # this package's own cache: its other libraries are of its former sources
+        for old in path.parent.glob("servo_law-*.so"):
+            if old != path:
+                old.unlink(missing_ok=True)
     return time.perf_counter() - started
 
 
