@@ -1,6 +1,8 @@
-"""The servo law's two runners (``servo_sim/model/law.py``): numpy on the bank's arrays
-(the default) and numba's, the same source compiled for one motor's numbers and looped
-over the motors (what the MuJoCo body steps with). The law's behaviour is what the rest
+"""The servo law's runners (``servo_sim/model/law.py``): numpy on the bank's arrays
+(the default) and the compiled ones, the same source compiled by numba for one motor's
+numbers and looped over the motors, either as numba's JIT runner (what the MuJoCo body
+steps with) or as a library compiled ahead of time (``ahead.py``, which a bank loads
+first); each compiled runner is compared with numpy's. The law's behaviour is what the rest
 of the suite checks against independent values, on both bodies; here: the two runners
 step every profile, a bank mixing them and the MuJoCo SO-101 to the same bits, through
 every command that changes what the law computes."""
@@ -18,7 +20,7 @@ from conftest import REPO
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from servo_sim.model import Simulation, law, tables
+from servo_sim.model import Simulation, ahead, law, tables
 from servo_sim.model import bank as bank_module
 from servo_sim.model.config import load_config, to_dict
 from servo_sim.model.profiles import profile_names
@@ -103,21 +105,40 @@ def numpy_simulation(raw: dict) -> Simulation:
     return sim
 
 
-def compiled_simulation(raw: dict) -> Simulation:
-    """``raw``'s simulation as it is by default where numba is installed, once its bank
-    has loaded the compiled runner (in a thread of its own: bank.compile_law)."""
-    sim = Simulation.from_config(raw)
-    assert sim.bank.wait_for_compiled_law(timeout=600)
-    assert sim.bank._law is law.compiled()
+#: the compiled runners: the library compiled ahead of time (ahead.py, the default) and
+#: numba's JIT runner (SERVO_SIM_AHEAD=0)
+COMPILED = ("ahead", "jit")
+
+
+def compiled_runner(runner: str):
+    """The compiled runner ``runner`` names (one of :data:`COMPILED`)."""
+    if runner == "jit":
+        return law.compiled()
+    library = ahead.runner()
+    assert library is not None, "the law's library could not be built (a C compiler?)"
+    return library.step
+
+
+def compiled_simulation(raw: dict, runner: str = "ahead") -> Simulation:
+    """``raw``'s simulation once its bank has loaded the compiled ``runner`` (in a thread
+    of its own: bank.compile_law): by default the library compiled ahead of time,
+    ``jit`` numba's runner (SERVO_SIM_AHEAD=0)."""
+    with pytest.MonkeyPatch.context() as patch:
+        if runner == "jit":
+            patch.setenv("SERVO_SIM_AHEAD", "0")
+        sim = Simulation.from_config(raw)
+        assert sim.bank.wait_for_compiled_law(timeout=600)
+    assert sim.bank._law is compiled_runner(runner)
     return sim
 
 
-def run_both(raw: dict, steps: int = 300) -> set[str]:
-    """``raw``'s simulation on each runner, commanded alike: the same bits throughout
-    (each command followed by ``steps`` steps); the names of the state that changed
-    (so that a test can say the state it compares was live)."""
+def run_both(raw: dict, runner: str, steps: int = 300) -> set[str]:
+    """``raw``'s simulation on numpy's runner and on the compiled ``runner``, commanded
+    alike: the same bits throughout (each command followed by ``steps`` steps); the
+    names of the state that changed (so that a test can say the state it compares was
+    live)."""
     numpy_sim = numpy_simulation(raw)
-    compiled_sim = compiled_simulation(raw)
+    compiled_sim = compiled_simulation(raw, runner)
     start, changed = state(numpy_sim), set()
     for k, (a, b) in enumerate(zip(commands(numpy_sim), commands(compiled_sim),
                                    strict=True)):
@@ -137,19 +158,22 @@ def motor(name: str, servo: str | None) -> dict:
     return entry if servo is None else {**entry, "servo": servo}
 
 
+@pytest.mark.parametrize("runner", COMPILED)
 @pytest.mark.parametrize("servo", [None, *profile_names()])
-def test_the_two_runners_agree_to_the_bit_on_each_profile(servo):
+def test_the_two_runners_agree_to_the_bit_on_each_profile(servo, runner):
     """Two motors of one profile (or Webots' ideal motor): every command, both runners."""
-    run_both({"basic_time_step_ms": 1, "motors": [motor("a", servo), motor("b", servo)]})
+    run_both({"basic_time_step_ms": 1, "motors": [motor("a", servo), motor("b", servo)]},
+             runner)
 
 
-def test_the_two_runners_agree_on_a_bank_that_mixes_them():
+@pytest.mark.parametrize("runner", COMPILED)
+def test_the_two_runners_agree_on_a_bank_that_mixes_them(runner):
     """Firmware laws beside Webots' PID and an ideal motor in one bank: the branches
     where only some motors follow a firmware's profile."""
     servos = [None, "STS3215-7.4V", "XL430-W250-T", None, "XM430-W350-T"]
     assert {s for s in servos if s} <= set(profile_names())  # (was filtered: 2 misnamed)
     run_both({"basic_time_step_ms": 2,
-              "motors": [motor(f"m{k}", s) for k, s in enumerate(servos)]})
+              "motors": [motor(f"m{k}", s) for k, s in enumerate(servos)]}, runner)
 
 
 #: Webots' law (``control: webots``) on motors with an actuator: each part the law reads
@@ -173,20 +197,22 @@ WEBOTS_ACTUATORS = {
 }
 
 
+@pytest.mark.parametrize("runner", COMPILED)
 @pytest.mark.parametrize("kind", list(WEBOTS_ACTUATORS))
-def test_the_two_runners_agree_on_webots_law_motors_with_an_actuator(kind):
+def test_the_two_runners_agree_on_webots_law_motors_with_an_actuator(kind, runner):
     """Two motors under Webots' law with an actuator part (no firmware law): every
     command, both runners; with backlash the gap, the actuators' own state, moved and
     is compared (the compiled runner keeps it without a firmware law too)."""
     actuator = WEBOTS_ACTUATORS[kind]
     changed = run_both({"basic_time_step_ms": 1, "motors": [
         {**motor(name, None), "max_torque": 2.0, "actuator": actuator}
-        for name in ("a", "b")]})
+        for name in ("a", "b")]}, runner)
     assert {"position", "velocity", "motor_force"} <= changed
     assert ("gap" in changed) == ("backlash" in actuator)
 
 
-def test_the_two_runners_agree_on_backlash_beside_a_firmware_law():
+@pytest.mark.parametrize("runner", COMPILED)
+def test_the_two_runners_agree_on_backlash_beside_a_firmware_law(runner):
     """A Webots-law motor with backlash beside firmware laws (with and without backlash)
     and an ideal motor: the branches where only some motors follow a profile, the gap of
     each kept."""
@@ -194,7 +220,7 @@ def test_the_two_runners_agree_on_backlash_beside_a_firmware_law():
     motors = [{**motor("webots", None), "max_torque": 2.0,
                "actuator": WEBOTS_ACTUATORS["backlash"]},
               *(motor(f"f{k}", s) for k, s in enumerate(firmware)), motor("ideal", None)]
-    changed = run_both({"basic_time_step_ms": 2, "motors": motors})
+    changed = run_both({"basic_time_step_ms": 2, "motors": motors}, runner)
     assert {"gap", "setpoint", "setpoint_velocity"} <= changed
 
 
@@ -211,6 +237,7 @@ _ACTUATOR_PARTS = st.fixed_dictionaries({}, optional={
 })
 
 
+@pytest.mark.parametrize("runner", COMPILED)
 @settings(max_examples=30, deadline=None)
 @given(parts=_ACTUATOR_PARTS, envelope=st.booleans(),
        control=st.sampled_from(["webots", "dynamixel", "feetech"]),
@@ -223,9 +250,9 @@ _ACTUATOR_PARTS = st.fixed_dictionaries({}, optional={
                 "load_friction_external": 0.1, "load_friction_motor": 0.05},
          envelope=False, control="webots", inertia=0.002, gravity_mass=0.1,
          gains=(32, 0, 32), step_ms=1, stribeck_alpha=1.0)  # numpy's exp was 1 ulp off
-def test_property_the_two_runners_agree_on_any_actuator(parts, envelope, control, inertia,
-                                                        gravity_mass, gains, step_ms,
-                                                        stribeck_alpha):
+def test_property_the_two_runners_agree_on_any_actuator(runner, parts, envelope, control,
+                                                        inertia, gravity_mass, gains,
+                                                        step_ms, stribeck_alpha):
     """Any actuator (any subset of its parts, with or without the envelope, Webots' law or
     a firmware's at any gains) beside an ideal motor, any inertia and weight, any step:
     both runners step to the same bits through every command (torque, velocity and
@@ -233,7 +260,7 @@ def test_property_the_two_runners_agree_on_any_actuator(parts, envelope, control
     servo = actuated_servo(parts, envelope, control, inertia, gravity_mass, gains,
                            stribeck_alpha)
     run_both({"basic_time_step_ms": step_ms, "motors": [servo, motor("ideal", None)]},
-             steps=36)
+             runner, steps=36)
 
 
 def actuated_servo(parts: dict, envelope: bool, control: str, inertia: float,
@@ -344,7 +371,7 @@ def test_property_both_runners_fade_the_stribeck_friction_alike(v, velocity, alp
     assert [compiled_fade()(s, velocity, alpha) for s in v] == expected
 
 
-@pytest.mark.parametrize("runner", ["numpy", "compiled"])
+@pytest.mark.parametrize("runner", ["numpy", *COMPILED])
 def test_a_motor_at_half_a_tick_sees_the_even_tick_both_ways(runner):
     """Four motors at rest exactly at 2.5, 3.5, -2.5 and -3.5 encoder ticks, Webots' law
     (P 10) told to stay where they are: the encoder rounds half to even (2, 4, -2, -4
@@ -357,8 +384,7 @@ def test_a_motor_at_half_a_tick_sees_the_even_tick_both_ways(runner):
         {"name": f"m{k}", "min_position": -1.0, "max_position": 1.0, "inertia": 0.01,
          "position": h * TICK, "actuator": {"resolution": 4096 if k < 4 else 0}}
         for k, h in enumerate([*HALF_TICKS, 2.5])]}
-    sim = numpy_simulation(raw) if runner == "numpy" else compiled_simulation(raw)
-    assert (sim.bank._law is law.compiled()) == (runner == "compiled")
+    sim = numpy_simulation(raw) if runner == "numpy" else compiled_simulation(raw, runner)
     for m in sim.motors:
         m.set_position(m.position)
     sim.step(1)
@@ -369,7 +395,8 @@ def test_a_motor_at_half_a_tick_sees_the_even_tick_both_ways(runner):
                                                        abs=1e-300)
 
 
-def test_a_firmware_goal_at_half_a_tick_is_the_even_tick_on_both_runners():
+@pytest.mark.parametrize("runner", COMPILED)
+def test_a_firmware_goal_at_half_a_tick_is_the_even_tick_on_both_runners(runner):
     """A firmware's goal register holds whole ticks: goals exactly at 2.5, 3.5, -2.5 and
     -3.5 ticks become 2, 4, -2 and -4 ticks (half to even), the profile's set-point ends
     there on both runners, to the same bits throughout (beside a Webots-law motor, whose
@@ -379,7 +406,7 @@ def test_a_firmware_goal_at_half_a_tick_is_the_even_tick_on_both_runners():
          "servo": "STS3215-7.4V"} for k in range(len(HALF_TICKS))] + [
         {"name": "webots", "min_position": -1.0, "max_position": 1.0, "inertia": 0.002,
          "actuator": {"resolution": 4096}}]}
-    sims = [numpy_simulation(raw), compiled_simulation(raw)]
+    sims = [numpy_simulation(raw), compiled_simulation(raw, runner)]
     for sim in sims:
         for m, h in zip(sim.motors, [*HALF_TICKS, 2.5], strict=True):
             m.set_position(h * TICK)
@@ -403,7 +430,8 @@ def test_the_two_runners_agree_on_the_so101_in_mujoco(monkeypatch):
     numpy_sim = Simulation.from_config(raw)
     monkeypatch.delenv("SERVO_SIM_JIT")
     compiled_sim = Simulation.from_config(raw)
-    assert numpy_sim.bank._law is law.step_motors and compiled_sim.bank._law is law.compiled()
+    assert numpy_sim.bank._law is law.step_motors
+    assert compiled_sim.bank._law is ahead.compiled()
     for k, (a, b) in enumerate(zip(commands(numpy_sim), commands(compiled_sim),
                                    strict=True)):
         a(), b()
@@ -484,7 +512,7 @@ def test_every_dynamic_body_steps_the_compiled_law_by_default(physics):
     sim.step(30)  # some steps, maybe all on numpy's runner, while the law loads
     dynamic = physics == "dynamic"
     assert sim.bank.wait_for_compiled_law(timeout=600) is dynamic
-    compiled = law.compiled() if dynamic else law.step_motors
+    compiled = ahead.compiled() if dynamic else law.step_motors
     assert sim.bank._law is compiled
     sim.step(30)
     alone = Simulation.from_config(config)

@@ -168,7 +168,7 @@ def test_the_compiled_law_loads_once_the_table_is_complete():
     """The node holds back its bank's loading of the compiled law (numba's import) while
     it makes its table, numpy's runner stepping meanwhile; once the table is complete the
     law loads; a node destroyed before that releases its hold too."""
-    from servo_sim.model import law
+    from servo_sim.model import ahead, law
 
     if not law.can_compile():
         pytest.skip("numba is not installed (or SERVO_SIM_JIT=0): no compiled law to load")
@@ -182,7 +182,7 @@ def test_the_compiled_law_loads_once_the_table_is_complete():
         h.node.table_timer.reset()
         h.wait_for(lambda: h.node.table.done, "the per-motor table")
         h.wait_for(lambda: bank._compiled, "the compiled law")
-        assert bank._law is law.compiled() and law._LOADING_ALLOWED.is_set()
+        assert bank._law is ahead.compiled() and law._LOADING_ALLOWED.is_set()
     finally:
         h.close()
 

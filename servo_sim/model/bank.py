@@ -372,9 +372,11 @@ class MotorBank:
                                    self.commands.force_limit, self.acceleration)
 
     def use_compiled_law(self) -> bool:
-        """Step with the law compiled by numba (``law.compiled``) from now on, where numba
-        is installed; whether it is."""
-        compiled = law.compiled()
+        """Step with the compiled law (``ahead.compiled``: the library compiled ahead of
+        time, else numba's JIT) from now on, where numba is installed; whether it is."""
+        from . import ahead  # (here, in the loading thread: ctypes' import, not at start)
+
+        compiled = ahead.compiled()
         if compiled is None:
             return False
         # compiled now, on copies (the first step would otherwise wait for it)
@@ -382,7 +384,7 @@ class MotorBank:
             tables = [table.copy() for table in self.law_data.arguments]
         compiled(*(np.zeros(self.n) for _ in range(3)), np.ones(self.n), np.zeros(self.n),
                  *tables)
-        keep = law.compiled_keep_motor_force()
+        keep = ahead.compiled_keep_motor_force()
         keep(np.zeros(self.n), np.ones(self.n), np.zeros(self.n), np.ones(self.n))
         with self.lock:  # between two steps
             self._law, self._keep_motor_force, self._compiled = compiled, keep, True

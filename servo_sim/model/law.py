@@ -674,7 +674,7 @@ def quick_gil_handover() -> Iterator[None]:
 
 
 def compiled() -> Callable[..., Any] | None:
-    """The compiled runner: :func:`_each_motor` over :func:`servo_step` compiled by numba
+    """numba's runner: :func:`_each_motor` over :func:`servo_step` compiled by numba
     for one motor's numbers (its cache kept beside this module, or in numba's per-user
     cache where that is read-only), or None where numba is not installed. The numpy
     runner's functions stay as they are: the compiled ones are the same code in a
@@ -689,9 +689,10 @@ def compiled() -> Callable[..., Any] | None:
     return _COMPILED
 
 
-def _compile(jit: Callable[..., Any]) -> None:
-    """Make :data:`_COMPILED` and :data:`_COMPILED_KEEP` (with :func:`compiled`'s lock)."""
-    global _COMPILED, _COMPILED_KEEP
+def one_motor_namespace(jit: Callable[..., Any]) -> dict[str, Any]:
+    """This module's namespace for a law compiled for one motor's numbers: the numpy
+    runner's operations as ``jit`` compiles their one-number forms, and the law
+    (``servo_step`` and what it calls) to be inlined into its caller."""
     namespace = dict(globals())
     for name, one in (("select", _select_one), ("at_most", _at_most_one),
                       ("at_least", _at_least_one), ("smaller", _at_most_one),
@@ -703,7 +704,13 @@ def _compile(jit: Callable[..., Any]) -> None:
     inline = numba_jit(inline="always")
     for name in ("whole_ticks", "_reference", "_drive", "servo_step"):
         namespace[name] = inline(clone(globals()[name], namespace))
-    _COMPILED = jit(clone(_each_motor, namespace))
+    return namespace
+
+
+def _compile(jit: Callable[..., Any]) -> None:
+    """Make :data:`_COMPILED` and :data:`_COMPILED_KEEP` (with :func:`compiled`'s lock)."""
+    global _COMPILED, _COMPILED_KEEP
+    _COMPILED = jit(clone(_each_motor, one_motor_namespace(jit)))
     _COMPILED_KEEP = jit(keep_motor_force)
 
 
