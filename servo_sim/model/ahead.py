@@ -8,17 +8,18 @@ pointers (:func:`_step_pointers`: :func:`law._each_motor` with the results' tabl
 by the caller, so nothing allocates and numba's runtime is not needed), and the machine
 code of the law's function (its LLVM module, every other function dropped: numba's
 wrapper raising Python exceptions, its runtime's helpers) goes into an object file that
-the system's C compiler links (``cc -shared``) with :data:`_SHIM`: a few lines of C that
-take the numpy arrays themselves, check each one's type, shape and layout and hand
-their data to the law. The library is kept in a cache directory (beside numba's: the
-package's ``__pycache__``, else the user's cache; ``SERVO_SIM_LAW_CACHE`` names another)
+the system's C compiler links (``cc -shared``) with :data:`_SHIM`: a few lines of C,
+built against the interpreter's and numpy's headers, that take the numpy arrays
+themselves, check each one's type, shape and layout and hand their data to the law.
+The library is kept in a cache directory (beside numba's: the package's
+``__pycache__``, else the user's cache; ``SERVO_SIM_LAW_CACHE`` names another)
 under a name that hashes the law's sources, numba's, llvmlite's and numpy's versions,
 the interpreter and the CPU (:func:`key`): a changed law is never served an old library.
 
 Where it cannot be built (no C compiler, a symbol other than the C library's left
-undefined, a layout that does not check out) :func:`runner` gives None, with one debug
-line, and :func:`compiled` (what a bank steps with) gives numba's JIT runner
-(``law.compiled``) instead.
+undefined, no interpreter or numpy headers to build the shim against) :func:`runner`
+gives None, with one debug line, and :func:`compiled` (what a bank steps with) gives
+numba's JIT runner (``law.compiled``) instead.
 """
 
 from __future__ import annotations
@@ -60,59 +61,64 @@ CACHE_ENV = "SERVO_SIM_LAW_CACHE"
 #: ``SERVO_SIM_AHEAD=0``: no ahead-of-time library, numba's JIT runner (and nothing built)
 AHEAD_ENV = "SERVO_SIM_AHEAD"
 
-#: the C side. It takes the arguments' tuple as the interpreter holds it (``PyTupleObject``:
-#: its size after the object's head, ``HEAD`` = ``object.__basicsize__``, the items
-#: after the variable head, ``VAR_HEAD`` = ``tuple.__basicsize__``) and reads each
-#: array's fields (``PyArrayObject_fields`` in numpy/ndarraytypes.h, the layout
-#: numpy's C API macros compile into every extension; the object's type just before
-#: them): each argument checked (an ndarray itself, the dtype's descriptor,
-#: dimensions, C order, writable where the law writes) before the law
+#: the C side, built against the running interpreter's and numpy's own headers
+#: (``Python.h``; ``numpy/ndarraytypes.h``'s ``PyArrayObject_fields``, the layout numpy's C
+#: API macros compile into every extension): it takes the arguments' tuple and reads
+#: each array's fields, each argument checked (an ndarray itself, the dtype's
+#: descriptor, dimensions, C order, writable where the law writes) before the law
 #: (``servo_sim_law_step_inner``) reads it; -1: an argument it cannot take, nothing
-#: written. :func:`_check_layout` checks these places on the running interpreter.
+#: written. It reads fields only (no reference counts, no call into the interpreter),
+#: so ctypes runs it without the GIL while the caller holds the arguments.
 _SHIM = r"""
+#define PY_SSIZE_T_CLEAN
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <Python.h>
+#include <numpy/ndarraytypes.h>
 #include <stdint.h>
-typedef intptr_t npy_intp;
-typedef struct { char *data; int nd; npy_intp *dimensions; npy_intp *strides;
-                 void *base; const void *descr; int flags; } fields;
-#define TYPE(o) (*(void *const *)((const char *)(o) + HEAD - sizeof(void *)))
-#define F(o) ((const fields *)((const char *)(o) + HEAD))
-#define SIZE(t) (*(const npy_intp *)((const char *)(t) + HEAD))
-#define ITEMS(t) ((void *const *)((const char *)(t) + VAR_HEAD))
-#define C_ORDER 0x0001
-#define WRITABLE 0x0400
+#define F(o) ((const PyArrayObject_fields *)(o))
+#define C_ORDER NPY_ARRAY_C_CONTIGUOUS
+#define WRITABLE NPY_ARRAY_WRITEABLE
 extern int32_t servo_sim_law_step_inner(void *, void *, npy_intp, char *, char *, char *,
     char *, char *, char *, char *, char *, char *, char *, char *);
 extern int32_t servo_sim_law_keep_inner(void *, void *, npy_intp, char *, char *, char *,
     char *);
-static const void *ndarray, *f64, *b1;
+static const PyTypeObject *tuple, *ndarray;
+static const PyArray_Descr *f64, *b1;
 
-void servo_sim_law_init(const void *ndarray_type, const void *float64_descr,
-                        const void *bool_descr) {
-    ndarray = ndarray_type;
-    f64 = float64_descr;
-    b1 = bool_descr;
+/* the types and descriptors compared against (from the caller: no symbol of the
+   interpreter's or numpy's is linked) */
+void servo_sim_law_init(const void *tuple_type, const void *ndarray_type,
+                        const void *float64_descr, const void *bool_descr) {
+    tuple = (const PyTypeObject *)tuple_type;
+    ndarray = (const PyTypeObject *)ndarray_type;
+    f64 = (const PyArray_Descr *)float64_descr;
+    b1 = (const PyArray_Descr *)bool_descr;
 }
 
 /* o is an ndarray of descr, rows x n (rows < 0: n long), with the flags */
-static int ok(const void *o, const void *descr, npy_intp rows, npy_intp n, int flags) {
-    const fields *a = F(o);
-    if (TYPE(o) != ndarray || a->descr != descr || (a->flags & flags) != flags) return 0;
+static int ok(PyObject *o, const PyArray_Descr *descr, npy_intp rows, npy_intp n,
+              int flags) {
+    const PyArrayObject_fields *a = F(o);
+    if (Py_TYPE(o) != ndarray || a->descr != descr || (a->flags & flags) != flags)
+        return 0;
     if (rows < 0) return a->nd == 1 && a->dimensions[0] == n;
     return a->nd == 2 && a->dimensions[0] == rows && a->dimensions[1] == n;
 }
 
 /* the motors: the length of an ndarray of one dimension, else -1 */
-static npy_intp motors(const void *o) {
-    return TYPE(o) == ndarray && F(o)->nd == 1 ? F(o)->dimensions[0] : -1;
+static npy_intp motors(PyObject *o) {
+    return Py_TYPE(o) == ndarray && F(o)->nd == 1 ? F(o)->dimensions[0] : -1;
 }
 
 /* arguments: (x, v, p, mass, inertia_dt, parameters, commands, state, masks, flags) */
-int servo_sim_law_step(const void *arguments, const void *out) {
+int servo_sim_law_step(PyObject *arguments, PyObject *out) {
     void *ret[4] = {0, 0, 0, 0};
     void *exc = 0;
-    void *const *a = ITEMS(arguments);
+    PyObject *a[10];
     npy_intp n;
-    if (SIZE(arguments) != 10 || (n = motors(a[0])) < 0) return -1;
+    if (Py_TYPE(arguments) != tuple || PyTuple_GET_SIZE(arguments) != 10) return -1;
+    for (int k = 0; k < 10; k++) a[k] = PyTuple_GET_ITEM(arguments, k);
+    if ((n = motors(a[0])) < 0) return -1;
     if (!(ok(a[0], f64, -1, n, C_ORDER) && ok(a[1], f64, -1, n, C_ORDER)
           && ok(a[2], f64, -1, n, C_ORDER) && ok(a[3], f64, -1, n, C_ORDER)
           && ok(a[4], f64, -1, n, C_ORDER)
@@ -128,12 +134,14 @@ int servo_sim_law_step(const void *arguments, const void *out) {
 }
 
 /* arguments: (force, active_gain, energy, energy_per_force) */
-int servo_sim_law_keep(const void *arguments) {
+int servo_sim_law_keep(PyObject *arguments) {
     void *ret[4] = {0, 0, 0, 0};
     void *exc = 0;
-    void *const *a = ITEMS(arguments);
+    PyObject *a[4];
     npy_intp n;
-    if (SIZE(arguments) != 4 || (n = motors(a[0])) < 0) return -1;
+    if (Py_TYPE(arguments) != tuple || PyTuple_GET_SIZE(arguments) != 4) return -1;
+    for (int k = 0; k < 4; k++) a[k] = PyTuple_GET_ITEM(arguments, k);
+    if ((n = motors(a[0])) < 0) return -1;
     if (!(ok(a[0], f64, -1, n, C_ORDER | WRITABLE) && ok(a[1], f64, -1, n, C_ORDER)
           && ok(a[2], f64, -1, n, C_ORDER | WRITABLE) && ok(a[3], f64, -1, n, C_ORDER)))
         return -1;
@@ -253,16 +261,14 @@ class Runner:
     that does not match) go to numpy's functions instead: the same bits."""
 
     def __init__(self, path: Path) -> None:
-        """Load the library at ``path`` (``OSError`` if it cannot be; ``RuntimeError``
-        if numpy's array layout is not the one it was built for)."""
+        """Load the library at ``path`` (``OSError`` if it cannot be)."""
         #: where the library was loaded from
         self.path = path
         self._library = library = ctypes.CDLL(str(path))
-        library.servo_sim_law_init.argtypes = [ctypes.c_void_p] * 3
+        library.servo_sim_law_init.argtypes = [ctypes.c_void_p] * 4
         library.servo_sim_law_init.restype = None
-        library.servo_sim_law_init(id(np.ndarray), id(np.dtype(np.float64)),
+        library.servo_sim_law_init(id(tuple), id(np.ndarray), id(np.dtype(np.float64)),
                                    id(np.dtype(np.bool_)))
-        _check_layout()
         native_step = library.servo_sim_law_step
         native_step.argtypes = [ctypes.py_object] * 2
         native_step.restype = ctypes.c_int
@@ -290,32 +296,6 @@ class Runner:
         self.step: Callable[..., np.ndarray] = step
         #: what the bank keeps of a step's motor force
         self.keep_motor_force: Callable[..., None] = keep_motor_force
-
-
-def _check_layout() -> None:
-    """That the shim's places are right on this interpreter: a tuple's size and items,
-    an object's type, numpy's array fields (data, dimensions, descriptor and flags of a
-    C-ordered and a strided array)."""
-    head, var_head = object.__basicsize__, tuple.__basicsize__
-    pointer, integer, size = ctypes.c_void_p, ctypes.c_int, ctypes.c_ssize_t
-    arrays = (np.zeros((3, 5)), np.zeros((3, 5))[:, ::2], np.zeros(4, dtype=bool))
-    fine = (size.from_address(id(arrays) + head).value == len(arrays)
-            and [pointer.from_address(id(arrays) + var_head + ctypes.sizeof(pointer) * k).value
-                 for k in range(len(arrays))] == [id(a) for a in arrays])
-    for array in arrays:
-        base = id(array) + head
-        dimensions = pointer.from_address(base + 16).value
-        fine = fine and (
-            pointer.from_address(base - ctypes.sizeof(pointer)).value == id(np.ndarray)
-            and pointer.from_address(base).value == array.ctypes.data
-            and integer.from_address(base + 8).value == array.ndim
-            and dimensions is not None
-            and size.from_address(dimensions).value == array.shape[0]
-            and pointer.from_address(base + 40).value == id(array.dtype)
-            and bool(integer.from_address(base + 48).value & 1) == array.flags.c_contiguous)
-    if not fine:
-        raise RuntimeError("the interpreter's or numpy's objects are not laid out where "
-                           "the library reads them")
 
 
 #: the runner of this process (runner), once loaded or built; False: it cannot be
@@ -376,6 +356,7 @@ def build_library(path: Path) -> float:
     (no C compiler or ``nm``, a symbol left that the C library does not define)."""
     import shutil  # (the build's alone)
     import subprocess
+    import sysconfig
     import tempfile
 
     started = time.perf_counter()
@@ -393,13 +374,14 @@ def build_library(path: Path) -> float:
         _check_symbols(files)
         shim = Path(work) / "shim.c"
         shim.write_text(_SHIM)
-        defines = [f"-DHEAD={object.__basicsize__}", f"-DVAR_HEAD={tuple.__basicsize__}"] + [
+        includes = {sysconfig.get_paths()[name] for name in ("include", "platinclude")}
+        defines = [*(f"-I{where}" for where in sorted(includes)), f"-I{np.get_include()}"] + [
             f"-D{name}={getattr(tables, name)}" for name in (
                 "PARAMETER_ROWS", "COMMAND_ROWS", "STATE_ROWS", "MASK_ROWS", "FLAG_COUNT",
                 "RESULT_ROWS")]
         built = Path(work) / "law.so"
-        linked = subprocess.run([compiler, "-O2", "-fPIC", "-shared", *defines, "-o",
-                                 str(built), str(shim), *map(str, files), "-lm"],
+        linked = subprocess.run([compiler, "-O2", "-DNDEBUG", "-fPIC", "-shared", *defines,
+                                 "-o", str(built), str(shim), *map(str, files), "-lm"],
                                 capture_output=True, text=True, timeout=120)
         if linked.returncode != 0:
             raise RuntimeError(f"{compiler} could not link the law: {linked.stderr[-500:]}")
