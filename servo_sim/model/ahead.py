@@ -67,8 +67,9 @@ AHEAD_ENV = "SERVO_SIM_AHEAD"
 #: each array's fields, each argument checked (an ndarray itself, the dtype's
 #: descriptor, dimensions, C order, writable where the law writes) before the law
 #: (``servo_sim_law_step_inner``) reads it; -1: an argument it cannot take, nothing
-#: written. It reads fields only (no reference counts, no call into the interpreter),
-#: so ctypes runs it without the GIL while the caller holds the arguments.
+#: written. It reads fields only (no reference counts, no call into the interpreter).
+#: It is called with the GIL held (``ctypes.PyDLL``): a step of the law is a
+#: microsecond or two, less than handing the GIL over and taking it back would cost.
 _SHIM = r"""
 #define PY_SSIZE_T_CLEAN
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -264,7 +265,7 @@ class Runner:
         """Load the library at ``path`` (``OSError`` if it cannot be)."""
         #: where the library was loaded from
         self.path = path
-        self._library = library = ctypes.CDLL(str(path))
+        self._library = library = ctypes.PyDLL(str(path))
         library.servo_sim_law_init.argtypes = [ctypes.c_void_p] * 4
         library.servo_sim_law_init.restype = None
         library.servo_sim_law_init(id(tuple), id(np.ndarray), id(np.dtype(np.float64)),
