@@ -106,9 +106,12 @@ static int ok(PyObject *o, const PyArray_Descr *descr, npy_intp rows, npy_intp n
     return a->nd == 2 && a->dimensions[0] == rows && a->dimensions[1] == n;
 }
 
-/* the motors: the length of an ndarray of one dimension, else -1 */
-static npy_intp motors(PyObject *o) {
-    return Py_TYPE(o) == ndarray && F(o)->nd == 1 ? F(o)->dimensions[0] : -1;
+/* the arguments' tuple of count items into a; the motors: the first's length (an
+   ndarray of one dimension), else -1 */
+static npy_intp unpack(PyObject *arguments, int count, PyObject **a) {
+    if (Py_TYPE(arguments) != tuple || PyTuple_GET_SIZE(arguments) != count) return -1;
+    for (int k = 0; k < count; k++) a[k] = PyTuple_GET_ITEM(arguments, k);
+    return Py_TYPE(a[0]) == ndarray && F(a[0])->nd == 1 ? F(a[0])->dimensions[0] : -1;
 }
 
 /* arguments: (x, v, p, mass, inertia_dt, parameters, commands, state, masks, flags) */
@@ -116,10 +119,8 @@ int servo_sim_law_step(PyObject *arguments, PyObject *out) {
     void *ret[4] = {0, 0, 0, 0};
     void *exc = 0;
     PyObject *a[10];
-    npy_intp n;
-    if (Py_TYPE(arguments) != tuple || PyTuple_GET_SIZE(arguments) != 10) return -1;
-    for (int k = 0; k < 10; k++) a[k] = PyTuple_GET_ITEM(arguments, k);
-    if ((n = motors(a[0])) < 0) return -1;
+    npy_intp n = unpack(arguments, 10, a);
+    if (n < 0) return -1;
     if (!(ok(a[0], f64, -1, n, C_ORDER) && ok(a[1], f64, -1, n, C_ORDER)
           && ok(a[2], f64, -1, n, C_ORDER) && ok(a[3], f64, -1, n, C_ORDER)
           && ok(a[4], f64, -1, n, C_ORDER)
@@ -139,10 +140,8 @@ int servo_sim_law_keep(PyObject *arguments) {
     void *ret[4] = {0, 0, 0, 0};
     void *exc = 0;
     PyObject *a[4];
-    npy_intp n;
-    if (Py_TYPE(arguments) != tuple || PyTuple_GET_SIZE(arguments) != 4) return -1;
-    for (int k = 0; k < 4; k++) a[k] = PyTuple_GET_ITEM(arguments, k);
-    if ((n = motors(a[0])) < 0) return -1;
+    npy_intp n = unpack(arguments, 4, a);
+    if (n < 0) return -1;
     if (!(ok(a[0], f64, -1, n, C_ORDER | WRITABLE) && ok(a[1], f64, -1, n, C_ORDER)
           && ok(a[2], f64, -1, n, C_ORDER | WRITABLE) && ok(a[3], f64, -1, n, C_ORDER)))
         return -1;
