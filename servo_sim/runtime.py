@@ -66,8 +66,9 @@ class StartError(RuntimeError):
 
 class Readings:
     """What a host reads of every motor, in motor order (:attr:`Runtime.readings`): the
-    model's state now, as read-only arrays (commands go through the :class:`Runtime`).
-    Read each time: a reset makes the arrays anew."""
+    model's state now, as read-only views of its rows (commands go through the
+    :class:`Runtime`). The model writes its rows in place each step and at a reset: a
+    view kept follows the state; to keep a value across a step, keep a copy."""
 
     __slots__ = ("_bank",)
 

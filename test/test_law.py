@@ -568,8 +568,8 @@ def test_nothing_finds_an_argument_by_its_position_in_a_signature():
 def test_each_tables_rows_are_numbered_once():
     """Each group's row constants are 0 ... its count - 1 once each, the count last: the
     one place the order is written."""
-    groups = {"PARAMETER_ROWS": 18, "COMMAND_ROWS": 21, "STATE_ROWS": 6, "MASK_ROWS": 6,
-              "FLAG_COUNT": 18, "RESULT_ROWS": 4}
+    groups = {"PARAMETER_ROWS": 18, "COMMAND_ROWS": 21, "STATE_ROWS": 6, "JOINT_ROWS": 5,
+              "MASK_ROWS": 6, "FLAG_COUNT": 18, "RESULT_ROWS": 4}
     source = inspect.getsource(tables)
     tree = ast.parse(source)
     seen = {}
@@ -582,7 +582,7 @@ def test_each_tables_rows_are_numbered_once():
     assert seen == groups
     # the named rows of each class are its table's rows, each once
     for cls, count in ((tables.Parameters, 18), (tables.Commands, 21), (tables.State, 6),
-                       (tables.Masks, 6)):
+                       (tables.Joints, 5), (tables.Masks, 6)):
         rows = [v.index for v in vars(cls).values() if isinstance(v, tables.Row)]
         assert sorted(rows) == list(range(count)), cls
 
@@ -612,7 +612,7 @@ def test_the_banks_rows_are_the_law_tables_rows():
             if isinstance(row, tables.Row):
                 table = getattr(data, row.table).table
                 assert np.shares_memory(getattr(bank, name), table[row.index]), (when, name)
-        for group in (data.parameters, data.commands, data.state, data.masks):
+        for group in (data.parameters, data.commands, data.state, data.joints, data.masks):
             for name, row in vars(type(group)).items():
                 if isinstance(row, tables.Row):
                     assert getattr(group, name).base is group.table, (when, name)

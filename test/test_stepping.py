@@ -22,7 +22,10 @@ from hypothesis import strategies as st
 from servo_sim.hardware import CallbackReturn, Capabilities, HardwareComponent, HardwareSystem
 from servo_sim.model import Command, Simulation, law, parse_config
 from servo_sim.model.config import load_config, to_dict
+from servo_sim.runtime import Readings
 
+#: the joints' state (rows of ``bank.joints``)
+JOINTS = ("position", "velocity", "previous_velocity", "motor_force", "energy")
 #: every piece of state a step changes, and the sensors' bookkeeping
 STATE = ("position", "velocity", "previous_velocity", "motor_force", "energy",
          "error_integral", "previous_error", "command_velocity", "target_position")
@@ -240,8 +243,58 @@ def test_physics_is_the_state_one_step_on_without_clock_or_sensors(sign):
     assert bank.velocity[0] == pytest.approx(sign * 2.0)
     assert bank.position[0] == pytest.approx(sign * 2.0 * 0.004)
     assert bank.time_ms == 0 and bank.position_sensor.value.tobytes() == sensed.tobytes()
+    # the velocity a step before is the rest it started from: a = (v - 0) / dt
+    assert bank.previous_velocity[0] == 0.0
+    assert bank.joint_acceleration()[0] == pytest.approx(sign * 2.0 / 0.004)
     stepped.step(1)
     assert stepped.time_ms == 4
     assert stepped.bank.position.tobytes() == bank.position.tobytes()
     assert stepped.motor("m").get_position() == stepped.bank.position[0]  # sampled
 
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("physics", ["dynamic", "kinematic", "mujoco"])
+def test_the_joints_state_is_written_in_place_and_a_snapshot_keeps_its_value(physics, sign):
+    """A step (one, or a run: MuJoCo's compiled loop where numba is installed) and a reset
+    write the joints' state into the rows of ``bank.joints``: a view held across them is
+    the row after them, never an array of the past; what a holder keeps across a step is
+    a copy that keeps the value it read (``measured()``, a motor's getters, a copy of a
+    reading), and the velocity a step before is the velocity the step started from."""
+    raw = so101_mujoco() if physics == "mujoco" else mixed(physics)
+    sim = Simulation.from_config(raw)
+    bank = sim.bank
+    rows = {name: getattr(bank, name) for name in JOINTS}
+    table = bank.joints.table
+    readings = Readings(bank)
+    for k, motor in enumerate(sim.motors):
+        motor.set_position(sign * (0.3 if k % 2 else -0.2))
+    sim.step(3)
+    for when in ("one step", "a run", "reset"):
+        held = {name: row.copy() for name, row in rows.items()}
+        measured = bank.measured()
+        getters = [(m.position, m.velocity, m.motor_force, m.energy) for m in sim.motors]
+        live, kept = readings.position, np.array(readings.position)
+        if when == "reset":
+            sim.reset()
+        else:
+            sim.step(1 if when == "one step" else 37)
+        for name, row in rows.items():  # the same views of the same table
+            assert getattr(bank, name) is row and np.shares_memory(row, table), (when, name)
+            assert getattr(bank.joints, name) is row, (when, name)
+        # the snapshots kept what they read: the state before
+        assert measured[0].tobytes() == held["position"].tobytes() == kept.tobytes(), when
+        assert measured[1].tobytes() == held["velocity"].tobytes(), when
+        assert measured[3].tobytes() == held["motor_force"].tobytes(), when
+        assert getters == [tuple(held[name][i] for name in ("position", "velocity",
+                                                            "motor_force", "energy"))
+                           for i in range(bank.n)], when
+        # the view held is the state now, which the step (or reset) changed
+        assert live.tobytes() == bank.position.tobytes(), when
+        assert not np.array_equal(bank.position, held["position"]), when
+        if when == "one step":
+            assert bank.previous_velocity.tobytes() == held["velocity"].tobytes()
+            assert (bank.energy >= held["energy"]).all()
+        if when == "reset":  # the config's positions, at rest
+            assert bank.position.tobytes() == bank.initial_position.tobytes()
+            assert not any(getattr(bank, name).any() for name in JOINTS[1:])

@@ -44,19 +44,26 @@ from .sensors import SampledSensors, measure_position, position_masks
 from .stepping import RUN_STEPS as RUN_STEPS  # (where tests and tools look for it)
 from .stepping import Stepper
 from .tables import (
+    ANY_FORCE_CONTROL,
+    ANY_SPRING,
     APPLIED_FORCE,
     COMMAND_VELOCITY,
     CONTROL_I,
     CONTROL_P,
     DUTY,
+    ENERGY,
     FEEDFORWARD,
     FORCE,
     HAS_ACTUATORS,
     INTEGRAL,
+    MOTOR_FORCE,
     PID_TARGET,
+    POSITION,
     PREVIOUS,
+    PREVIOUS_VELOCITY,
     SPEED_LIMIT,
     V_NEW,
+    VELOCITY,
     VELOCITY_SETPOINT,
     WANTED,
     LawData,
@@ -106,8 +113,17 @@ class MotorBank:
         self._compiling: threading.Thread | None = None
         #: the law's tables (tables.py): made once, written in place from then on
         data = self.law_data = LawData(len(config.motors))
+        self._law_arguments = data.arguments  # (the step's: one lookup)
         self.parameters, self.commands, self.state = data.parameters, data.commands, data.state
-        self.masks, self.flags = data.masks, data.flags
+        self.masks, self.flags, self.joints = data.masks, data.flags, data.joints
+        #: the joints' state (``tables.Joints``), its rows bound once (plain attributes:
+        #: the step reads them often) and written in place by each step and a reset, so
+        #: a view taken before a step is the row after it (a snapshot is a copy):
+        #: position, velocity, the velocity a step before (the joint acceleration's other
+        #: end), the motor force and the energy consumed
+        self.position, self.velocity, self.previous_velocity, self.motor_force, \
+            self.energy = (data.joints.views[row] for row in (
+                POSITION, VELOCITY, PREVIOUS_VELOCITY, MOTOR_FORCE, ENERGY))
         self._make_supervisor = supervisor
         self._initial_state(config, body)
 
@@ -127,7 +143,8 @@ class MotorBank:
 
         self.actuators: Actuators | None = None  # real servos' actuators (actuator.py)
         data = self.law_data
-        for table in (data.commands.table, data.state.table, data.masks.table):
+        for table in (data.commands.table, data.state.table, data.masks.table,
+                      data.joints.table):
             table[...] = 0
         self._load_parameters(config)
 
@@ -159,13 +176,10 @@ class MotorBank:
         self.warnings = [""] * self.n  # why each warning flag is set
         self.last_command_ms = np.zeros(self.n)
 
-        # state
-        self.position = self.initial_position.copy()
-        self.velocity = np.zeros(self.n)
-        self.previous_velocity = self.velocity  # the velocity one step before
-        self.period = self.dt  # the time between them, s
-        self.motor_force = np.zeros(self.n)
-        self.energy = np.zeros(self.n)
+        # state: the joints at their initial position, at rest (velocity, the velocity
+        # a step before, motor force and energy: the 0 above)
+        np.copyto(self.position, self.initial_position)
+        self.period = self.dt  # the time between the velocity and the one a step before, s
         # the law's state (error_integral ... command_velocity): 0, the set-point where
         # the motor is
         self.state.setpoint = self.position
@@ -452,7 +466,8 @@ class MotorBank:
     def _measure_acceleration_over(self, period: float) -> None:
         """A real device's cycle of ``period`` s begins: the velocity now is the one the
         next read's joint acceleration differs from (the model's step keeps both)."""
-        self.previous_velocity, self.period = self.velocity.copy(), period
+        np.copyto(self.previous_velocity, self.velocity)
+        self.period = period
 
     def _supervise(self) -> None:
         """What the start of a step triggers: watchdog, halting ramps, trapezoidal moves."""
@@ -475,9 +490,8 @@ class MotorBank:
     def _keep_body_loop_state(self, state: tuple) -> None:
         """The state after the body's own run of steps (``run``): ``(position, velocity,
         velocity a step before, law results)`` as the bank's step keeps it."""
-        self.position, self.velocity, self.previous_velocity, results = state
-        self.motor_force = results[FORCE]
-        self.period = self.dt
+        x, v, previous, results = state
+        self._keep_joints(x, v, results[FORCE], previous)
 
     def reset(self) -> None:
         """Back to the initial state of the current config, in place (handles stay valid).
@@ -490,31 +504,50 @@ class MotorBank:
     def _step_dynamic(self) -> None:
         """The body's momentum and mass -> the actuators' law (``law.servo_step``) ->
         the body integrates the velocity each joint reaches."""
-        dt = self.dt
         body = self.body
         p, mass = body.momentum(self)
         self.servo_loads(p)
-        act = self.actuators
         out = self._law(self.position, self.velocity, p, mass, body.inertia_dt,
-                        *self.law_data.arguments)
+                        *self._law_arguments)
+        act = self.actuators
         x_new, v_new, stopped, force = body.advance(self, out[V_NEW], out[FORCE])
         if stopped is not None and act is not None and act.flags.any_envelope and stopped.any():
             duty = out[DUTY] if law.has_duty(self.flags.table) else None
             force = np.where(stopped, act.force_at_rest(out[WANTED], duty,
                                                         self.commands.force_limit), force)
-        self.position = x_new
-        self.previous_velocity, self.velocity = self.velocity, v_new
-        self.period = dt
         self._keep_motor_force(force, self.commands.active_gain, self.energy,
                                self._energy_per_force)
-        self.motor_force = force
+        # _keep_joints' copies, written out (the per-joint body wrote the position row):
+        # a call costs a tenth of a per-joint step of six servos
+        velocity = self.velocity
+        self.previous_velocity[...] = velocity
+        velocity[...] = v_new
+        if x_new is not self.position:
+            self.position[...] = x_new
+        self.motor_force[...] = force
+        self.period = self.dt
+
+    def _keep_joints(self, x: np.ndarray, v: np.ndarray, force: np.ndarray | float,
+                     previous: np.ndarray | None = None) -> None:
+        """The joints' state one step on, written into its rows (never rebound): position
+        ``x``, velocity ``v``, motor force ``force``; the velocity a step before is
+        ``previous`` (None: the velocity until now)."""
+        velocity = self.velocity  # ([...]: numpy's quickest copy into a row)
+        self.previous_velocity[...] = velocity if previous is None else previous
+        velocity[...] = v
+        if x is not self.position:  # (the per-joint body writes it in place)
+            self.position[...] = x
+        self.motor_force[...] = force
+        self.period = self.dt
 
     def servo_loads(self, p: np.ndarray) -> None:
         """Add the servo's own loads to a step's momentum ``p`` (in place), whatever the
         body: set_torque's force and the spring (explicit here, implicit in the mass)."""
-        if self.flags.any_force_control or self.flags.any_spring:  # (most steps: none, no call)
-            law.servo_loads(p, self.flags.any_force_control, self.applied_force,
-                            self.flags.any_spring, self.spring_constant, self.position)
+        flags = self.flags.table  # (the table's entries: quicker than the named flags)
+        force_control, spring = flags[ANY_FORCE_CONTROL], flags[ANY_SPRING]
+        if force_control or spring:  # (most steps: none, no call)
+            law.servo_loads(p, bool(force_control), self.applied_force, bool(spring),
+                            self.spring_constant, self.position)
 
     def _step_kinematic(self) -> None:
         """Webots without physics: velocity ramps, position walks to the target."""
@@ -552,10 +585,7 @@ class MotorBank:
         if self.any_stops:
             self.apply_stops(x_new, v_new)
         self.command_velocity = current
-        self.position = x_new
-        self.previous_velocity, self.velocity = self.velocity, v_new
-        self.period = dt
-        self.motor_force = np.zeros(self.n)
+        self._keep_joints(x_new, v_new, 0.0)  # no motor force: Webots' kinematic motors
 
     def apply_stops(self, x_new: np.ndarray, v_new: np.ndarray) -> np.ndarray:
         """Hard stops: clamp the position, remove the velocity into the stop (in place);
@@ -564,7 +594,7 @@ class MotorBank:
         np.maximum(clamped, self.stop_low, out=clamped)
         free = clamped == x_new
         v_new *= free
-        x_new[:] = clamped
+        x_new[...] = clamped
         return ~free
 
     def _sample_sensors(self) -> None:

@@ -14,7 +14,9 @@ carries and moves it. Between them, one interface (:class:`Body`), two calls a s
   joint reaches, ``v' = (p + f - friction) / mass`` (``Actuators.velocity``);
 * ``advance(bank, v', f)`` -> ``(x, v, stopped, f)``: the joints' position and velocity
   one step on, which joints a hard stop holds (None: the body does not say) and the
-  motor forces (the law's ``f``, or those of a solve of the body's own).
+  motor forces (the law's ``f``, or those of a solve of the body's own); ``x`` may be
+  the bank's position row itself, written in place (the per-joint body's), which the
+  bank then keeps as it is.
 
 Two bodies implement it:
 
@@ -115,8 +117,8 @@ class JointBodies:
 
     def advance(self, bank: MotorBank, velocity: np.ndarray, force: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
-        x_new = velocity * bank.dt
-        x_new += bank.position
+        x_new = bank.position  # the bank's row, written in place (x + v dt)
+        x_new += velocity * bank.dt
         stopped = bank.apply_stops(x_new, velocity) if bank.any_stops else None
         return x_new, velocity, stopped, force
 

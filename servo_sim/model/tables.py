@@ -9,7 +9,10 @@ same expression is that motor's number (and ``state[INTEGRAL] = ...`` writes thr
 
 * :class:`Parameters`: what the motors' config gives and no command changes;
 * :class:`Commands`: what the commands set and ``MotorBank.refresh`` derives from them;
-* :class:`State`: what the step changes;
+* :class:`State`: what the law's step changes;
+* :class:`Joints`: the joints' state the step changes (position, velocity, the velocity
+  a step before, the motor force, the energy): the bodies' and the bank's, not the law's
+  argument (the law takes the position and velocity as arrays of their own);
 * :class:`Masks`: the per-motor yes/no of the three (rows of booleans);
 * :class:`Flags`: whether any (or every) motor has a part, so that the law skips it;
 * results: what one step gives (``RESULT_ROWS`` rows: :func:`results`).
@@ -39,6 +42,10 @@ import numpy as np
 # the state the law changes
 (INTEGRAL, PREVIOUS, COMMAND_VELOCITY, SETPOINT, SETPOINT_VELOCITY, GAP,
  STATE_ROWS) = range(7)
+
+# the joints' state each step writes (bank.py, the bodies): the velocity a step before is
+# the joint acceleration's other end; the energy the motor consumed since the start (J)
+(POSITION, VELOCITY, PREVIOUS_VELOCITY, MOTOR_FORCE, ENERGY, JOINT_ROWS) = range(6)
 
 # the masks: commands' (ACTIVE ... FOLLOWING), state's (STARTING), parameters' (the rest)
 (ACTIVE, ACCELERATION_LIMITED, FOLLOWING, STARTING, GOAL_TICKS, ENCODER,
@@ -160,6 +167,16 @@ class State(Rows):
     gap = Row(GAP)
 
 
+class Joints(Rows):
+    """The joints' state each step writes in place (and a reset): a view of a row read
+    before a step is the row after it; a value to keep across a step is a copy."""
+
+    ROWS = JOINT_ROWS
+    position, velocity = Row(POSITION), Row(VELOCITY)
+    previous_velocity = Row(PREVIOUS_VELOCITY)
+    motor_force, energy = Row(MOTOR_FORCE), Row(ENERGY)
+
+
 class Masks(Rows):
     """The per-motor yes/no the law reads."""
 
@@ -192,7 +209,7 @@ class Flags:
 
 class LawData:
     """The tables of ``n`` motors that the law takes, made once (see the module
-    docstring): ``arguments`` in the law's order."""
+    docstring): ``arguments`` in the law's order; and the joints' state (:class:`Joints`)."""
 
     def __init__(self, n: int) -> None:
         self.parameters = Parameters(n)
@@ -200,6 +217,8 @@ class LawData:
         self.state = State(n)
         self.masks = Masks(n)
         self.flags = Flags()
+        #: the joints' state (not an argument of the law: the bodies' and the bank's)
+        self.joints = Joints(n)
         #: the law's arguments after the body's: the tables themselves
         self.arguments = (self.parameters.table, self.commands.table, self.state.table,
                           self.masks.table, self.flags.table)
