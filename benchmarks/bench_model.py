@@ -65,8 +65,13 @@ def make_sim(n: int) -> Simulation:
 
 def per_motor_arrays(sim: Simulation) -> list[np.ndarray]:
     n = sim.bank.n
-    arrays = [v for v in vars(sim.bank).values() if isinstance(v, np.ndarray) and v.shape == (n,)]
-    law_tables = getattr(sim.bank, "law_data", None)  # the law's rows (model/tables.py)
+    arrays = [v for v in vars(sim.bank).values() if isinstance(v, np.ndarray) and v.shape == (n,)
+              and v.base is None]  # (the bank's own, not views of its tables)
+    data = getattr(sim.bank, "data", None)  # the motors' tables (model/tables.py)
+    if data is not None:
+        arrays += [row for table in vars(data).values() if hasattr(table, "views")
+                   for row in table.views] + [data.mode]
+    law_tables = getattr(sim.bank, "law_data", None)  # (before: the law's tables only)
     if law_tables is not None:
         arrays += [row for table in law_tables.arguments[:4] for row in table]
     for sensor in (sim.bank.position_sensor, sim.bank.force_sensor):

@@ -190,7 +190,7 @@ def law_arguments(n: int, seed: int) -> list[np.ndarray]:
         m.set_position(rng.uniform(0.1, 1.0) * (-1) ** k)
     body = [rng.uniform(-1.0, 1.0, n) for _ in range(3)]
     return [*body, rng.uniform(0.001, 0.01, n), rng.uniform(0.0, 0.01, n),
-            *(table.copy() for table in sim.bank.law_data.arguments)]
+            *(table.copy() for table in sim.bank.data.arguments)]
 
 
 def copies(arguments: list[np.ndarray]) -> list[np.ndarray]:

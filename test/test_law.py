@@ -465,7 +465,8 @@ def test_a_run_of_mujoco_steps_is_the_steps_one_by_one(periods):
             m.enable_position(periods[0] + k % 2 if periods[0] else 0)
             m.enable_force_feedback(periods[1])
     calls = []
-    runs.bank._body_loop = lambda bank, steps: calls.append(steps) or bank.body.run(bank, steps)
+    body_run = runs.bank.body.run
+    runs.bank._body_loop = lambda steps: calls.append(steps) or body_run(steps)
     for k, (a, b) in enumerate(zip(commands(runs), commands(ones), strict=True)):
         a(), b()
         runs.step(300)
@@ -569,7 +570,8 @@ def test_each_tables_rows_are_numbered_once():
     """Each group's row constants are 0 ... its count - 1 once each, the count last: the
     one place the order is written."""
     groups = {"PARAMETER_ROWS": 18, "COMMAND_ROWS": 21, "STATE_ROWS": 6, "JOINT_ROWS": 5,
-              "MASK_ROWS": 6, "FLAG_COUNT": 18, "RESULT_ROWS": 4}
+              "JOINT_PARAMETER_ROWS": 32, "JOINT_MASK_ROWS": 4, "TARGET_ROWS": 8,
+              "TARGET_MASK_ROWS": 7, "MASK_ROWS": 6, "FLAG_COUNT": 18, "RESULT_ROWS": 4}
     source = inspect.getsource(tables)
     tree = ast.parse(source)
     seen = {}
@@ -582,7 +584,9 @@ def test_each_tables_rows_are_numbered_once():
     assert seen == groups
     # the named rows of each class are its table's rows, each once
     for cls, count in ((tables.Parameters, 18), (tables.Commands, 21), (tables.State, 6),
-                       (tables.Joints, 5), (tables.Masks, 6)):
+                       (tables.Joints, 5), (tables.JointParameters, 32),
+                       (tables.JointMasks, 4), (tables.Targets, 8), (tables.TargetMasks, 7),
+                       (tables.Masks, 6)):
         rows = [v.index for v in vars(cls).values() if isinstance(v, tables.Row)]
         assert sorted(rows) == list(range(count)), cls
 
@@ -593,7 +597,7 @@ def test_the_banks_rows_are_the_law_tables_rows():
     a parameter change; a reset writes the state in place (nobody rebinds)."""
     sim = Simulation.from_config({"basic_time_step_ms": 1, "motors": [
         motor("a", "STS3215-7.4V"), motor("b", None)]})
-    data = sim.bank.law_data
+    data = sim.bank.data
     arguments = data.arguments
     sim.motors[0].set_position(0.5)
     sim.step(50)
@@ -605,14 +609,15 @@ def test_the_banks_rows_are_the_law_tables_rows():
         elif when == "set_parameter":
             sim.set_parameter("a", "actuator.gains", [20, 1, 24])
         bank, act = sim.bank, sim.bank.actuators
-        assert bank.law_data is data and data.arguments is arguments, when
+        assert bank.data is data and data.arguments is arguments, when
         for group in ("parameters", "commands", "state", "masks", "flags"):
             assert getattr(bank, group) is getattr(act, group) is getattr(data, group)
         for name, row in vars(type(bank)).items():
             if isinstance(row, tables.Row):
                 table = getattr(data, row.table).table
                 assert np.shares_memory(getattr(bank, name), table[row.index]), (when, name)
-        for group in (data.parameters, data.commands, data.state, data.joints, data.masks):
+        for group in (data.parameters, data.joint_parameters, data.joint_masks, data.commands,
+                      data.targets, data.target_masks, data.state, data.joints, data.masks):
             for name, row in vars(type(group)).items():
                 if isinstance(row, tables.Row):
                     assert getattr(group, name).base is group.table, (when, name)
@@ -620,6 +625,52 @@ def test_the_banks_rows_are_the_law_tables_rows():
         flags = data.flags.table
         assert act.flags.any_firmware and flags[tables.ANY_FIRMWARE], when
         assert act.flags.has_actuators and flags[tables.HAS_ACTUATORS], when
+
+
+@pytest.mark.parametrize("physics", ["dynamic", "kinematic"])
+def test_every_per_motor_array_of_the_bank_is_a_row_of_its_tables(physics):
+    """The bank keeps no per-motor array of its own: every array it exposes (a named
+    row, its bound views, the mode) is a row of one of its tables (model, commands,
+    state), the same memory after steps, a reset, a parameter change and set_loads, and
+    a view taken at the start reads the state after them (nobody rebinds)."""
+    sim = Simulation.from_config({"basic_time_step_ms": 2, "physics": physics, "motors": [
+        motor("a", "STS3215-7.4V" if physics == "dynamic" else None), motor("b", None)]})
+    bank = sim.bank
+    data = bank.data
+    tables_ = [getattr(data, name) for name in (
+        "parameters", "joint_parameters", "joint_masks", "commands", "targets",
+        "target_masks", "state", "joints", "masks")]
+    position, inertia, target = bank.position, bank.inertia, bank.target_position
+
+    def arrays():
+        out = {name: value for name, value in vars(bank).items()
+               if isinstance(value, np.ndarray)}
+        out.update({name: getattr(bank, name) for name, row in vars(type(bank)).items()
+                    if isinstance(row, tables.Row)})
+        out["mode"] = bank.mode
+        return out
+
+    for when in ("start", "steps", "reset", "set_parameter", "set_loads"):
+        if when == "steps":
+            sim.motors[0].set_position(0.4)
+            sim.motors[1].set_position(-0.3)
+            sim.step(40)
+        elif when == "reset":
+            sim.reset()
+        elif when == "set_parameter":
+            sim.set_parameter("b", "max_velocity", 2.5)
+        elif when == "set_loads":
+            bank.set_loads(np.array([1e-3, 2e-3]), np.zeros(2), np.zeros(2), np.zeros(2))
+        for name, value in arrays().items():
+            owners = [t for t in tables_ if np.shares_memory(value, t.table)]
+            owners += [data.mode] if np.shares_memory(value, data.mode) else []
+            assert len(owners) == 1, (when, name)
+        assert position is bank.joints.views[tables.POSITION]
+        assert np.shares_memory(inertia, data.joint_parameters.table)
+        assert np.shares_memory(target, data.targets.table)
+    assert position.tolist() == bank.position.tolist() == [0.0, 0.0]  # (reset, then rest)
+    assert bank.inertia.tolist() == [1e-3, 2e-3] and inertia.tolist() == [1e-3, 2e-3]
+    assert bank.max_velocity[1] == 2.5
 
 
 @settings(max_examples=50, deadline=None)

@@ -58,7 +58,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .config import ActuatorConfig, MotorConfig
-from .tables import LawData
+from .tables import MotorData
 
 #: The firmware control period the I and D terms are counted in, s (our choice).
 FIRMWARE_PERIOD_S = 0.001
@@ -76,10 +76,10 @@ def _column(actuators: Sequence[ActuatorConfig], get) -> np.ndarray:
 
 class Actuators:
     """The actuator parameters and state of a bank's motors, kept in the rows of the
-    bank's law tables (``tables.LawData``: ``parameters``, ``commands``, ``state``,
+    bank's law tables (``tables.MotorData``: ``parameters``, ``commands``, ``state``,
     ``masks``, ``flags``); their part of the step is ``law.servo_step``."""
 
-    def __init__(self, motors: Sequence[MotorConfig], dt: float, data: LawData) -> None:
+    def __init__(self, motors: Sequence[MotorConfig], dt: float, data: MotorData) -> None:
         """The actuators of ``motors`` (a step of ``dt`` s), their parameters written into
         ``data``'s rows; its state rows as they are (a parameter change keeps them)."""
         acts = [m.actuator or _NO_ACTUATOR for m in motors]

@@ -37,7 +37,7 @@ import numpy as np
 
 from . import law
 from .actuator import Actuators
-from .body import Body, JointBodies
+from .body import Body, JointBodies, apply_stops
 from .config import MotorConfig, SimulationConfig
 from .modes import ServoMode
 from .sensors import SampledSensors, measure_position, position_masks
@@ -51,23 +51,24 @@ from .tables import (
     CONTROL_I,
     CONTROL_P,
     DUTY,
-    ENERGY,
     FEEDFORWARD,
     FORCE,
     HAS_ACTUATORS,
     INTEGRAL,
-    MOTOR_FORCE,
     PID_TARGET,
-    POSITION,
     PREVIOUS,
-    PREVIOUS_VELOCITY,
     SPEED_LIMIT,
     V_NEW,
-    VELOCITY,
     VELOCITY_SETPOINT,
     WANTED,
-    LawData,
+    JointMasks,
+    JointParameters,
+    Joints,
+    MotorData,
     Row,
+    TargetMasks,
+    Targets,
+    name_rows,
 )
 
 #: Kinematic mode: a target is reached when closer than this (Webots' threshold).
@@ -81,8 +82,14 @@ def _column(motors, get, dtype=float) -> np.ndarray:
     return np.array([get(m) for m in motors], dtype=dtype)
 
 
-class MotorBank:
-    """State, commands and parameters of N motors, stepped together."""
+class MotorBank:  # (its rows: name_rows, after the class)
+    """N motors stepped together: their tables (``tables.MotorData``, :attr:`data`: the
+    model, the commands, the state), the step's parts and the commands' bookkeeping.
+
+    Every row of the tables is also an attribute of the bank (``bank.position``,
+    ``bank.inertia``, ``bank.target_position``...: :func:`tables.name_rows`): read, the
+    row itself; assigned, written in place. Nothing is rebound, so a view of a row kept
+    anywhere is that row from then on (a value to keep across a step is a copy)."""
 
     # the rows of the law's tables (``tables.py``) that the bank writes and others read
     pid_target = Row(PID_TARGET, "commands")
@@ -95,6 +102,15 @@ class MotorBank:
     error_integral, previous_error = Row(INTEGRAL, "state"), Row(PREVIOUS, "state")
     #: the velocity the last step commanded (Webots' Vp)
     command_velocity = Row(COMMAND_VELOCITY, "state")
+
+    @property
+    def mode(self) -> np.ndarray:
+        """Each motor's mode (``modes.ServoMode``): assigned, written in place."""
+        return self.data.mode
+
+    @mode.setter
+    def mode(self, value: Any) -> None:
+        self.data.mode[...] = value
 
     def __init__(self, config: SimulationConfig,
                  supervisor: Callable[[MotorBank], Any], body: Body | None = None) -> None:
@@ -111,19 +127,23 @@ class MotorBank:
         self._compiled = False
         #: the thread loading the compiled law (compile_law), or None
         self._compiling: threading.Thread | None = None
-        #: the law's tables (tables.py): made once, written in place from then on
-        data = self.law_data = LawData(len(config.motors))
+        #: the motors' tables (tables.py): made once, written in place from then on
+        data = self.data = MotorData(len(config.motors))
         self._law_arguments = data.arguments  # (the step's: one lookup)
         self.parameters, self.commands, self.state = data.parameters, data.commands, data.state
         self.masks, self.flags, self.joints = data.masks, data.flags, data.joints
-        #: the joints' state (``tables.Joints``), its rows bound once (plain attributes:
-        #: the step reads them often) and written in place by each step and a reset, so
-        #: a view taken before a step is the row after it (a snapshot is a copy):
-        #: position, velocity, the velocity a step before (the joint acceleration's other
-        #: end), the motor force and the energy consumed
-        self.position, self.velocity, self.previous_velocity, self.motor_force, \
-            self.energy = (data.joints.views[row] for row in (
-                POSITION, VELOCITY, PREVIOUS_VELOCITY, MOTOR_FORCE, ENERGY))
+        self.joint_parameters, self.joint_masks = data.joint_parameters, data.joint_masks
+        self.targets, self.target_masks = data.targets, data.target_masks
+        #: the rows the step reads and writes, taken once: the joints' (position,
+        #: velocity, velocity a step before, motor force, energy), the energy per force
+        #: and the active motors' gain
+        self._joint_rows = data.joints.views
+        self._energy_per_force = data.joint_parameters.energy_per_force
+        self._active_gain = data.commands.active_gain
+        self._sensor_rows = (data.joint_parameters.position_noise,
+                             data.joint_parameters.position_resolution)
+        #: the random numbers of the sensors' noise (reseeded by a reset)
+        self.rng = np.random.default_rng(config.seed)
         self._make_supervisor = supervisor
         self._initial_state(config, body)
 
@@ -142,64 +162,62 @@ class MotorBank:
         column = partial(_column, motors)
 
         self.actuators: Actuators | None = None  # real servos' actuators (actuator.py)
-        data = self.law_data
-        for table in (data.commands.table, data.state.table, data.masks.table,
-                      data.joints.table):
+        data = self.data
+        for table in (data.commands.table, data.targets.table, data.target_masks.table,
+                      data.mode, data.state.table, data.joints.table, data.masks.table):
             table[...] = 0
         self._load_parameters(config)
+        self.initial_position = column(lambda m: m.position)
+        # a passive joint (no motor) is a motor switched off for good
+        self.passive = column(lambda m: m.passive, dtype=bool)
 
         # commands: internal values (after multiplier and clipping) ...
-        self.initial_position = column(lambda m: m.position)
-        self.target_position = self.initial_position.copy()
-        self.target_velocity = self.max_velocity.copy()
+        self.target_position = self.initial_position
+        self.target_velocity = self.max_velocity
         self.acceleration = column(lambda m: m.acceleration)
-        self.available_force = self.max_force.copy()
+        self.available_force = self.max_force
         self.control_p = column(lambda m: m.control_pid[0])
         self.control_i = column(lambda m: m.control_pid[1])
         self.control_d = column(lambda m: m.control_pid[2])
-        self.force_control = np.zeros(self.n, dtype=bool)
-        # self.applied_force: the set_torque force, 0 unless force control
+        # force_control, applied_force (set_torque's force): 0 (none)
         # ... and what the getters return (the caller's values, before the multiplier)
-        self.requested_position = self.initial_position.copy()
-        self.requested_velocity = self.max_velocity.copy()
+        self.requested_position = self.initial_position
+        self.requested_velocity = self.max_velocity
 
-        # modes and safety (safety.py): a motor starts enabled, holding its position
-        self.mode = np.full(self.n, int(ServoMode.HALT), dtype=np.int8)
-        self.enabled = np.ones(self.n, dtype=bool)
-        # a passive joint (no motor) is a motor switched off for good
-        self.passive = column(lambda m: m.passive, dtype=bool)
-        self.enabled[self.passive] = False
+        # modes and safety (safety.py): a motor starts enabled, holding its position;
+        # e_stop, halting (a velocity ramp to 0, then hold), warning, last_command_ms: 0
+        self.mode = int(ServoMode.HALT)
+        self.enabled = ~self.passive
         self.mode[self.passive] = int(ServoMode.DISABLED)
-        self.e_stop = np.zeros(self.n, dtype=bool)
-        self.halting = np.zeros(self.n, dtype=bool)  # velocity ramp to 0, then hold
-        self.warning = np.zeros(self.n, dtype=bool)
         self.warnings = [""] * self.n  # why each warning flag is set
-        self.last_command_ms = np.zeros(self.n)
 
         # state: the joints at their initial position, at rest (velocity, the velocity
         # a step before, motor force and energy: the 0 above)
-        np.copyto(self.position, self.initial_position)
+        self.position = self.initial_position
         self.period = self.dt  # the time between the velocity and the one a step before, s
         # the law's state (error_integral ... command_velocity): 0, the set-point where
         # the motor is
         self.state.setpoint = self.position
 
-        # sensors
-        self.rng = np.random.default_rng(config.seed)
-        self.position_sensor = SampledSensors(
-            column(lambda m: m.position_sensor.sampling_period_ms, np.int64))
-        self.force_sensor = SampledSensors(
-            column(lambda m: m.force_feedback_sampling_period_ms, np.int64))
+        # sensors: their periods, nothing read yet; the noise's random numbers from the seed
+        self.rng.bit_generator.state = np.random.default_rng(config.seed).bit_generator.state
+        position_periods = column(lambda m: m.position_sensor.sampling_period_ms, np.int64)
+        force_periods = column(lambda m: m.force_feedback_sampling_period_ms, np.int64)
+        if not hasattr(self, "position_sensor"):  # (made once: a reset restarts them)
+            self.position_sensor = SampledSensors(position_periods)
+            self.force_sensor = SampledSensors(force_periods)
+        else:
+            self.position_sensor.restart(position_periods)
+            self.force_sensor.restart(force_periods)
 
-        # derived from the commands, kept in sync by refresh() (rows of the law's tables
-        # but these two); masks are stored as 0/1 gains (_active_gain, _pid_gain,
-        # _not_pid_gain, _position_gain) so that the step multiplies instead of selecting
-        # (cheaper in numpy). pid_target: the position the PID compares with;
-        # feedforward: velocity added to the PID output (moves); velocity_setpoint:
-        # velocity control's set-point (the target, or a halting ramp), else 0;
-        # speed_limit: position control's (|target velocity|; a move: max_velocity)
-        self._velocity_control = np.zeros(self.n, dtype=bool)
-        self._position_control = np.zeros(self.n, dtype=bool)
+        # derived from the commands, kept in sync by refresh() (the law's commands, and
+        # position_control, velocity_control); masks are stored as 0/1 gains
+        # (active_gain, pid_gain, not_pid_gain, position_gain) so that the step
+        # multiplies instead of selecting (cheaper in numpy). pid_target: the position
+        # the PID compares with; feedforward: velocity added to the PID output (moves);
+        # velocity_setpoint: velocity control's set-point (the target, or a halting
+        # ramp), else 0; speed_limit: position control's (|target velocity|; a move:
+        # max_velocity)
         self.supervisor = self._make_supervisor(self)
         self.refresh()
         self.body = body if body is not None else JointBodies()
@@ -269,7 +287,7 @@ class MotorBank:
         self.flags.table[HAS_ACTUATORS] = False
         if any(m.actuator is not None for m in motors):
             # (a parameter change keeps the actuators' state: the rows of self.state)
-            self.actuators = Actuators(motors, self.dt, self.law_data)
+            self.actuators = Actuators(motors, self.dt, self.data)
             # an encoder quantises the sensor too, unless the sensor has its own resolution
             np.copyto(self.position_resolution, self.actuators.encoder_resolution,
                       where=self.position_resolution == -1.0)
@@ -279,20 +297,19 @@ class MotorBank:
         self.any_watchdog = bool(self.command_timeout_ms.any())
 
         # constants of the step
-        self._energy_per_force = self.consumption_factor * self.dt
+        self.energy_per_force = self.consumption_factor * self.dt
         self.parameters.dt = self.dt
         self.flags.any_spring = bool(self.spring_constant.any())
-        self._derive_loads()
         self.any_stops = bool(self.stops.any())
         self.stop_low = np.where(self.stops, self.min_stop, -np.inf)
         self.stop_high = np.where(self.stops, self.max_stop, np.inf)
+        self._derive_loads()
 
     def _derive_loads(self) -> None:
         """The step's constants of the joints' inertia and loads (the per-joint body's,
         ``body.py``; the servo's own spring, damper and gear for every body)."""
         dt = self.dt
         self.joint_inertia_dt = (self.inertia + self.armature) / dt
-        #: the servo's implicit share of the step's mass: spring, damper, gear's viscous
         self.servo_mass = self.spring_constant * dt + self.damping_constant + self.gear_damping
         self.joint_mass = self.joint_inertia_dt + self.servo_mass
         weight = self.gravity_mass * self.gravity
@@ -300,11 +317,11 @@ class MotorBank:
             self.rotational, 0.0, weight * np.cos(self.gravity_angle))
         self.gravity_torque = np.where(self.rotational, weight * self.gravity_distance, 0.0)
         self.any_gravity_torque = bool(self.gravity_torque.any())
-        # the lever's phase (rotational); None where every one is SPEC §2.2's 0
-        phase = np.where(self.rotational, self.gravity_angle, 0.0)
-        self.gravity_phase = phase if phase.any() else None
+        # the lever's phase (rotational); any_gravity_phase: not every one SPEC §2.2's 0
+        self.gravity_phase = np.where(self.rotational, self.gravity_angle, 0.0)
+        self.any_gravity_phase = bool(self.gravity_phase.any())
         if self.body is not None:
-            self.body.configure(self)
+            self.body.configure()
 
     def set_loads(self, inertia: np.ndarray, gravity_mass: np.ndarray,
                   gravity_distance: np.ndarray, gravity_angle: np.ndarray) -> None:
@@ -361,8 +378,8 @@ class MotorBank:
         self.commands.active_gain[idx] = active
         self.commands.force_limit[idx] = np.where(active, self.available_force[idx],
                                           self.static_friction[idx])
-        self._position_control[idx] = position_control
-        self._velocity_control[idx] = ~position_control
+        self.position_control[idx] = position_control
+        self.velocity_control[idx] = ~position_control
         self.commands.pid_gain[idx] = pid
         self.commands.not_pid_gain[idx] = ~pid
         self.pid_target[idx] = np.where(pid, target, 0.0)
@@ -395,7 +412,7 @@ class MotorBank:
             return False
         # compiled now, on copies (the first step would otherwise wait for it)
         with self.lock:
-            tables = [table.copy() for table in self.law_data.arguments]
+            tables = [table.copy() for table in self.data.arguments]
         compiled(*(np.zeros(self.n) for _ in range(3)), np.ones(self.n), np.zeros(self.n),
                  *tables)
         keep = ahead.compiled_keep_motor_force()
@@ -439,7 +456,7 @@ class MotorBank:
     def _run_body_loop(self, steps: int) -> None:
         """The state ``steps`` dynamic steps on in one run of the body's loop
         (``_body_loop``); not the clock or the sensors."""
-        self._keep_body_loop_state(self._body_loop(self, steps))
+        self._keep_body_loop_state(self._body_loop(steps))
 
     def _advance_clock(self, steps: int = 1) -> None:
         """The clock ``steps`` basic time steps on: the one place it advances (a step of
@@ -505,26 +522,24 @@ class MotorBank:
         """The body's momentum and mass -> the actuators' law (``law.servo_step``) ->
         the body integrates the velocity each joint reaches."""
         body = self.body
-        p, mass = body.momentum(self)
+        position, velocity, previous, motor_force, energy = self._joint_rows
+        p, mass = body.momentum()
         self.servo_loads(p)
-        out = self._law(self.position, self.velocity, p, mass, body.inertia_dt,
-                        *self._law_arguments)
+        out = self._law(position, velocity, p, mass, body.inertia_dt, *self._law_arguments)
         act = self.actuators
-        x_new, v_new, stopped, force = body.advance(self, out[V_NEW], out[FORCE])
+        x_new, v_new, stopped, force = body.advance(out[V_NEW], out[FORCE])
         if stopped is not None and act is not None and act.flags.any_envelope and stopped.any():
             duty = out[DUTY] if law.has_duty(self.flags.table) else None
             force = np.where(stopped, act.force_at_rest(out[WANTED], duty,
                                                         self.commands.force_limit), force)
-        self._keep_motor_force(force, self.commands.active_gain, self.energy,
-                               self._energy_per_force)
+        self._keep_motor_force(force, self._active_gain, energy, self._energy_per_force)
         # _keep_joints' copies, written out (the per-joint body wrote the position row):
         # a call costs a tenth of a per-joint step of six servos
-        velocity = self.velocity
-        self.previous_velocity[...] = velocity
+        previous[...] = velocity
         velocity[...] = v_new
-        if x_new is not self.position:
-            self.position[...] = x_new
-        self.motor_force[...] = force
+        if x_new is not position:
+            position[...] = x_new
+        motor_force[...] = force
         self.period = self.dt
 
     def _keep_joints(self, x: np.ndarray, v: np.ndarray, force: np.ndarray | float,
@@ -532,12 +547,11 @@ class MotorBank:
         """The joints' state one step on, written into its rows (never rebound): position
         ``x``, velocity ``v``, motor force ``force``; the velocity a step before is
         ``previous`` (None: the velocity until now)."""
-        velocity = self.velocity  # ([...]: numpy's quickest copy into a row)
-        self.previous_velocity[...] = velocity if previous is None else previous
+        position, velocity, previous_velocity, motor_force, _ = self._joint_rows
+        previous_velocity[...] = velocity if previous is None else previous
         velocity[...] = v
-        if x is not self.position:  # (the per-joint body writes it in place)
-            self.position[...] = x
-        self.motor_force[...] = force
+        position[...] = x
+        motor_force[...] = force
         self.period = self.dt
 
     def servo_loads(self, p: np.ndarray) -> None:
@@ -554,12 +568,12 @@ class MotorBank:
         dt = self.dt
         x = self.position
         target = self.target_position
-        velocity_control = self._velocity_control
+        velocity_control = self.velocity_control
         target_velocity = self.target_velocity
         blocked = velocity_control & self.soft_limits & (
             ((x >= self.max_position) & (target_velocity >= 0.0))
             | ((x <= self.min_position) & (target_velocity <= 0.0)))
-        arrived = self._position_control & (np.abs(target - x) < KINEMATIC_TARGET_THRESHOLD)
+        arrived = self.position_control & (np.abs(target - x) < KINEMATIC_TARGET_THRESHOLD)
         idle = blocked | arrived | self.force_control | ~self.enabled
 
         available = self.available_force
@@ -583,35 +597,34 @@ class MotorBank:
             current = np.where(moving, self.feedforward, current)
         v_new = (x_new - x) / dt
         if self.any_stops:
-            self.apply_stops(x_new, v_new)
+            apply_stops(x_new, v_new, self.stop_low, self.stop_high)
         self.command_velocity = current
         self._keep_joints(x_new, v_new, 0.0)  # no motor force: Webots' kinematic motors
-
-    def apply_stops(self, x_new: np.ndarray, v_new: np.ndarray) -> np.ndarray:
-        """Hard stops: clamp the position, remove the velocity into the stop (in place);
-        the motors a stop holds."""
-        clamped = np.minimum(x_new, self.stop_high)
-        np.maximum(clamped, self.stop_low, out=clamped)
-        free = clamped == x_new
-        v_new *= free
-        x_new[...] = clamped
-        return ~free
 
     def _sample_sensors(self) -> None:
         """Refresh the sensors due at ``time_ms`` from the state arrays."""
         now = self.time_ms
+        position, _, _, motor_force, _ = self._joint_rows
         sensor = self.position_sensor
         due = sensor.due(now)
         if due is sensor.everyone:  # all of them: whole arrays, no indexing
-            measure_position(self.position, self.position_noise, self.position_resolution,
-                             self.rng, self._position_masks, sensor.value)
+            noise, resolution = self._sensor_rows
+            measure_position(position, noise, resolution, self.rng, self._position_masks,
+                             sensor.value)
         elif due is not None and len(due):
             sensor.value[due] = measure_position(
-                self.position[due], self.position_noise[due], self.position_resolution[due],
+                position[due], self.position_noise[due], self.position_resolution[due],
                 self.rng)
         sensor = self.force_sensor
         due = sensor.due(now)
         if due is sensor.everyone:
-            sensor.value[:] = self.motor_force
+            sensor.value[:] = motor_force
         elif due is not None and len(due):
-            sensor.value[due] = self.motor_force[due]
+            sensor.value[due] = motor_force[due]
+
+
+# each row of the model's, the commands' and the joints' tables, an attribute of the bank
+for _attribute, _rows in (("joint_parameters", JointParameters), ("joint_masks", JointMasks),
+                          ("targets", Targets), ("target_masks", TargetMasks),
+                          ("joints", Joints)):
+    name_rows(MotorBank, _attribute, _rows)

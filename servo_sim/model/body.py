@@ -5,17 +5,17 @@ each joint's state, what its motor does: PID or firmware law on encoder ticks, d
 zone, the torque-speed envelope, backlash, friction. The body half says what the joint
 carries and moves it. Between them, one interface (:class:`Body`), two calls a step:
 
-* ``momentum(bank)`` -> ``(p, mass)``: each joint's momentum over the step before its
+* ``momentum()`` -> ``(p, mass)``: each joint's momentum over the step before its
   motor acts (``inertia/dt * v`` plus the body's loads, N*m or N; the bank adds the
   servo's own: set_torque's force, the spring) and its effective mass
   (``inertia/dt`` plus the implicit spring and damper); the body also keeps
   ``inertia_dt`` (the inertia's share of ``mass``, for the gear's load-dependent
   friction). The actuator half then finds the motor force ``f`` and the velocity the
   joint reaches, ``v' = (p + f - friction) / mass`` (``Actuators.velocity``);
-* ``advance(bank, v', f)`` -> ``(x, v, stopped, f)``: the joints' position and velocity
+* ``advance(v', f)`` -> ``(x, v, stopped, f)``: the joints' position and velocity
   one step on, which joints a hard stop holds (None: the body does not say) and the
   motor forces (the law's ``f``, or those of a solve of the body's own); ``x`` may be
-  the bank's position row itself, written in place (the per-joint body's), which the
+  the joints' position row itself, written in place (the per-joint body's), which the
   bank then keeps as it is.
 
 Two bodies implement it:
@@ -33,7 +33,7 @@ Two bodies implement it:
   together instead (``servo_sim.multibody.coupled``): their velocity targets, static
   friction and stops, each within its bound.
 
-A body may also step the joints in a loop of its own, ``run(bank, steps)`` ->
+A body may also step the joints in a loop of its own, ``run(steps)`` ->
 ``(x, v, v a step before, the law's results)``: where it has one and the bank's law is
 compiled (``MotorBank.use_compiled_law``), the bank's dynamic steps go through it, one at
 a time (``Stepper.step``) and as many as come before the next sensor refresh at once
@@ -43,8 +43,9 @@ the Python between them.
 
 A third engine plugs in as MuJoCo does: a class with this interface, constructed from
 the config (``cls(config)``: it loads its model and checks the ``multibody`` group,
-raising ConfigError), with ``attach(bank)`` (the state at start and after a reset) and
-``configure(bank)`` (the motors' parameters changed), named in
+raising ConfigError), with ``attach(bank)`` (the bank's tables, taken once, and its
+state at start and after a reset) and ``configure()`` (the motors' parameters changed
+in the tables), named in
 ``config.BODY_ENGINES`` (the ``physics`` value -> ``package.module:Class``, imported
 only when a config asks for it, so the model never imports an engine).
 """
@@ -65,7 +66,7 @@ from .config import (
     to_dict,
 )
 
-#: the bank (``bank.py``, which imports this module): its arrays, read and written
+#: the bank (``bank.py``, which imports this module): its tables, taken at attach
 MotorBank = Any
 
 
@@ -76,20 +77,34 @@ class Body(Protocol):
     inertia_dt: np.ndarray
 
     def attach(self, bank: MotorBank) -> None:
-        """Take the bank's state (start, reset) and parameters."""
+        """Take the bank's tables (``bank.data``: its parameters and the joints' state,
+        rows written in place, so taken once) and its state (start, reset)."""
 
-    def configure(self, bank: MotorBank) -> None:
-        """Take the bank's parameters (changed at run time), keeping the state."""
+    def configure(self) -> None:
+        """Take the parameters again (changed at run time, in the tables), keeping the
+        state."""
 
-    def momentum(self, bank: MotorBank) -> tuple[np.ndarray, np.ndarray]:
+    def momentum(self) -> tuple[np.ndarray, np.ndarray]:
         """``(p, mass)`` of the step, before the motors act."""
 
-    def advance(self, bank: MotorBank, velocity: np.ndarray, force: np.ndarray
+    def advance(self, velocity: np.ndarray, force: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
         """``(position, velocity, stopped, force)`` one step on: the joints reaching
         ``velocity`` (each as if alone) under the law's motor ``force``, or, where the
         body solves its motors together (a coupled body's Webots motors), at the
         velocities and with the motor forces of that solve."""
+
+
+def apply_stops(x_new: np.ndarray, v_new: np.ndarray, low: np.ndarray, high: np.ndarray
+                ) -> np.ndarray:
+    """Hard stops at ``low`` and ``high`` (-inf/inf: none): clamp the position, remove
+    the velocity into the stop (both in place); the joints a stop holds."""
+    clamped = np.minimum(x_new, high)
+    np.maximum(clamped, low, out=clamped)
+    free = clamped == x_new
+    v_new *= free
+    x_new[...] = clamped
+    return ~free
 
 
 class JointBodies:
@@ -101,25 +116,38 @@ class JointBodies:
     def attach(self, bank: MotorBank) -> None:
         if not bank.kinematic:  # the compiled law where numba is installed, once loaded
             bank.compile_law()
-        self.configure(bank)
+        self.dt = bank.dt
+        # the rows the step reads and writes, views taken once (written in place)
+        self.position = bank.data.joints.position
+        rows = bank.data.joint_parameters
+        self.inertia_dt, self.mass = rows.joint_inertia_dt, rows.joint_mass
+        self.constant_load, self.gravity_torque = rows.constant_load, rows.gravity_torque
+        self.gravity_phase = rows.gravity_phase
+        self.stop_low, self.stop_high = rows.stop_low, rows.stop_high
+        self.stops = bank.data.joint_masks.stops
+        self.velocity = bank.data.joints.velocity
+        self.configure()
 
-    def configure(self, bank: MotorBank) -> None:
-        self.inertia_dt = bank.joint_inertia_dt
+    def configure(self) -> None:
+        self.any_gravity = bool(self.gravity_torque.any())
+        self.any_phase = bool(self.gravity_phase.any())
+        self.any_stops = bool(self.stops.any())
 
-    def momentum(self, bank: MotorBank) -> tuple[np.ndarray, np.ndarray]:
-        x = bank.position
-        p = bank.joint_inertia_dt * bank.velocity
-        p += bank.constant_load
-        if bank.any_gravity_torque:
-            lever = x if bank.gravity_phase is None else x - bank.gravity_phase
-            p -= bank.gravity_torque * np.cos(lever)
-        return p, bank.joint_mass
+    def momentum(self) -> tuple[np.ndarray, np.ndarray]:
+        p = self.inertia_dt * self.velocity
+        p += self.constant_load
+        if self.any_gravity:
+            x = self.position
+            lever = x - self.gravity_phase if self.any_phase else x
+            p -= self.gravity_torque * np.cos(lever)
+        return p, self.mass
 
-    def advance(self, bank: MotorBank, velocity: np.ndarray, force: np.ndarray
+    def advance(self, velocity: np.ndarray, force: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
-        x_new = bank.position  # the bank's row, written in place (x + v dt)
-        x_new += velocity * bank.dt
-        stopped = bank.apply_stops(x_new, velocity) if bank.any_stops else None
+        x_new = self.position  # the joints' row, written in place (x + v dt)
+        x_new += velocity * self.dt
+        stopped = (apply_stops(x_new, velocity, self.stop_low, self.stop_high)
+                   if self.any_stops else None)
         return x_new, velocity, stopped, force
 
 

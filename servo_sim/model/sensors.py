@@ -16,15 +16,23 @@ class SampledSensors:
 
     def __init__(self, periods_ms: np.ndarray) -> None:
         n = len(periods_ms)
-        self.period_ms = np.asarray(periods_ms, dtype=np.int64).copy()
+        self.period_ms = np.zeros(n, dtype=np.int64)
         self.last_ms = np.zeros(n, dtype=np.int64)
         self.value = np.full(n, np.nan)
+        #: every motor's sensor, for a refresh of all at once
+        self.everyone = np.arange(n, dtype=np.intp)
+        self.restart(periods_ms)
+
+    def restart(self, periods_ms: np.ndarray) -> None:
+        """Time 0 again, sampling every ``periods_ms`` (per motor), nothing read yet: in
+        place (a reset)."""
+        self.period_ms[...] = periods_ms
+        self.last_ms[...] = 0
+        self.value[...] = np.nan
         #: the motors refreshed at time ``refreshed_ms`` (the last time any refreshed)
         self.refreshed = np.zeros(0, dtype=np.intp)
         self.refreshed_ms = -1
         self._next_due_ms = 0
-        #: every motor's sensor, for a refresh of all at once
-        self.everyone = np.arange(n, dtype=np.intp)
         self._update_next_due()
 
     def enable(self, index: int, period_ms: int, now_ms: int) -> None:

@@ -47,6 +47,29 @@ import numpy as np
 # the joint acceleration's other end; the energy the motor consumed since the start (J)
 (POSITION, VELOCITY, PREVIOUS_VELOCITY, MOTOR_FORCE, ENERGY, JOINT_ROWS) = range(6)
 
+# the joints' parameters: the config's (apply_config rewrites them, set_loads the loads)
+# and the step's constants derived from them (the bank's _load_parameters, _derive_loads)
+(MAX_VELOCITY, MAX_FORCE, MULTIPLIER, INITIAL_POSITION, MIN_POSITION, MAX_POSITION,
+ MIN_STOP, MAX_STOP, STOP_LOW, STOP_HIGH, SPRING_CONSTANT, DAMPING_CONSTANT,
+ STATIC_FRICTION, CONSUMPTION_FACTOR, ENERGY_PER_FORCE, INERTIA, ARMATURE, GEAR_DAMPING,
+ GRAVITY_MASS, GRAVITY_DISTANCE, GRAVITY, GRAVITY_ANGLE, EXTERNAL_LOAD, JOINT_INERTIA_DT,
+ SERVO_MASS, JOINT_MASS, CONSTANT_LOAD, GRAVITY_TORQUE, GRAVITY_PHASE, POSITION_NOISE,
+ POSITION_RESOLUTION, COMMAND_TIMEOUT_MS, JOINT_PARAMETER_ROWS) = range(33)
+
+# the joints' yes/no of the config: rotational (else linear), soft limits, hard stops,
+# passive (no motor)
+(ROTATIONAL, SOFT_LIMITS, STOPS, PASSIVE, JOINT_MASK_ROWS) = range(5)
+
+# the commands as given (after the multiplier and the limits; motor.py, safety.py), from
+# which refresh derives the law's; the time of each motor's last command (the watchdog's)
+(TARGET_POSITION, TARGET_VELOCITY, ACCELERATION, AVAILABLE_FORCE, CONTROL_D,
+ REQUESTED_POSITION, REQUESTED_VELOCITY, LAST_COMMAND_MS, TARGET_ROWS) = range(9)
+
+# the commands' yes/no: enabled, under force control, emergency-stopped, halting (a
+# velocity ramp to 0), warned; position or velocity control (refresh's)
+(ENABLED, FORCE_CONTROL, E_STOP, HALTING, WARNING, POSITION_CONTROL, VELOCITY_CONTROL,
+ TARGET_MASK_ROWS) = range(8)
+
 # the masks: commands' (ACTIVE ... FOLLOWING), state's (STARTING), parameters' (the rest)
 (ACTIVE, ACCELERATION_LIMITED, FOLLOWING, STARTING, GOAL_TICKS, ENCODER,
  MASK_ROWS) = range(7)
@@ -177,6 +200,74 @@ class Joints(Rows):
     motor_force, energy = Row(MOTOR_FORCE), Row(ENERGY)
 
 
+class JointParameters(Rows):
+    """The joints' parameters (``MotorConfig``'s fields) and the step's constants derived
+    from them: the bodies', the sensors' and the commands' limits."""
+
+    ROWS = JOINT_PARAMETER_ROWS
+    max_velocity, max_force = Row(MAX_VELOCITY), Row(MAX_FORCE)
+    multiplier = Row(MULTIPLIER)
+    initial_position = Row(INITIAL_POSITION)
+    min_position, max_position = Row(MIN_POSITION), Row(MAX_POSITION)
+    min_stop, max_stop = Row(MIN_STOP), Row(MAX_STOP)
+    #: the hard stops as bounds: -inf/inf where a joint has none
+    stop_low, stop_high = Row(STOP_LOW), Row(STOP_HIGH)
+    spring_constant, damping_constant = Row(SPRING_CONSTANT), Row(DAMPING_CONSTANT)
+    static_friction = Row(STATIC_FRICTION)
+    consumption_factor = Row(CONSUMPTION_FACTOR)
+    #: consumption_factor * dt: the energy of a step per newton (metre) of motor force
+    energy_per_force = Row(ENERGY_PER_FORCE)
+    inertia = Row(INERTIA)
+    #: the gear's own: the rotor's inertia at the output, the viscous friction
+    armature, gear_damping = Row(ARMATURE), Row(GEAR_DAMPING)
+    gravity_mass, gravity_distance = Row(GRAVITY_MASS), Row(GRAVITY_DISTANCE)
+    gravity, gravity_angle = Row(GRAVITY), Row(GRAVITY_ANGLE)
+    external_load = Row(EXTERNAL_LOAD)
+    #: (inertia + armature) / dt: the per-joint body's inertia over the step
+    joint_inertia_dt = Row(JOINT_INERTIA_DT)
+    #: the servo's implicit share of the step's mass: spring, damper, gear's viscous
+    servo_mass = Row(SERVO_MASS)
+    #: joint_inertia_dt + servo_mass: the per-joint body's mass of the step
+    joint_mass = Row(JOINT_MASS)
+    #: the per-joint body's load that the pose does not change (a linear joint's weight)
+    constant_load = Row(CONSTANT_LOAD)
+    #: a rotational joint's gravity torque at its lever's 0, and the lever's phase
+    gravity_torque, gravity_phase = Row(GRAVITY_TORQUE), Row(GRAVITY_PHASE)
+    position_noise, position_resolution = Row(POSITION_NOISE), Row(POSITION_RESOLUTION)
+    command_timeout_ms = Row(COMMAND_TIMEOUT_MS)
+
+
+class JointMasks(Rows):
+    """The joints' yes/no of the config."""
+
+    ROWS = JOINT_MASK_ROWS
+    DTYPE = bool
+    rotational, soft_limits = Row(ROTATIONAL), Row(SOFT_LIMITS)
+    stops, passive = Row(STOPS), Row(PASSIVE)
+
+
+class Targets(Rows):
+    """The commands as given (internal units: after the multiplier and the limits) and
+    as requested (the caller's units, what the getters return)."""
+
+    ROWS = TARGET_ROWS
+    target_position, target_velocity = Row(TARGET_POSITION), Row(TARGET_VELOCITY)
+    acceleration, available_force = Row(ACCELERATION), Row(AVAILABLE_FORCE)
+    control_d = Row(CONTROL_D)
+    requested_position, requested_velocity = Row(REQUESTED_POSITION), Row(REQUESTED_VELOCITY)
+    last_command_ms = Row(LAST_COMMAND_MS)
+
+
+class TargetMasks(Rows):
+    """The commands' yes/no."""
+
+    ROWS = TARGET_MASK_ROWS
+    DTYPE = bool
+    enabled, force_control = Row(ENABLED), Row(FORCE_CONTROL)
+    e_stop, halting, warning = Row(E_STOP), Row(HALTING), Row(WARNING)
+    position_control, velocity_control = Row(POSITION_CONTROL), Row(VELOCITY_CONTROL)
+
+
 class Masks(Rows):
     """The per-motor yes/no the law reads."""
 
@@ -207,18 +298,44 @@ class Flags:
         self.table = np.zeros(FLAG_COUNT, dtype=bool)
 
 
-class LawData:
-    """The tables of ``n`` motors that the law takes, made once (see the module
-    docstring): ``arguments`` in the law's order; and the joints' state (:class:`Joints`)."""
+def name_rows(owner: type, attribute: str, rows: type[Rows]) -> None:
+    """Give the class ``owner`` each named row of the table class ``rows`` as a
+    :class:`Row` of its own, of the table its instances hold as ``attribute``."""
+    for name, row in vars(rows).items():
+        if isinstance(row, Row):
+            if hasattr(owner, name):
+                raise TypeError(f"{owner.__name__}.{name} is taken: {rows.__name__}'s row")
+            setattr(owner, name, Row(row.index, attribute))
+
+
+class MotorData:
+    """Every table of ``n`` motors, made once and written in place from then on (a reset
+    fills them again). As MuJoCo's ``mjModel`` and ``mjData``, three kinds:
+
+    * the model, what the config gives and no command changes (``apply_config`` and
+      ``set_loads`` rewrite it): :attr:`parameters` (the law's), :attr:`joint_parameters`,
+      :attr:`joint_masks`;
+    * the commands: :attr:`targets`, :attr:`target_masks` and :attr:`mode` as given,
+      :attr:`commands` as the law reads them (``MotorBank.refresh`` derives them);
+    * the state the step changes: :attr:`state` (the law's), :attr:`joints`;
+
+    and the law's :attr:`masks` and :attr:`flags` over the three. ``arguments``: the
+    tables the law takes, in its order."""
 
     def __init__(self, n: int) -> None:
         self.parameters = Parameters(n)
+        self.joint_parameters = JointParameters(n)
+        self.joint_masks = JointMasks(n)
         self.commands = Commands(n)
+        self.targets = Targets(n)
+        self.target_masks = TargetMasks(n)
+        #: each motor's mode (``modes.ServoMode``)
+        self.mode = np.zeros(n, dtype=np.int8)
         self.state = State(n)
-        self.masks = Masks(n)
-        self.flags = Flags()
         #: the joints' state (not an argument of the law: the bodies' and the bank's)
         self.joints = Joints(n)
+        self.masks = Masks(n)
+        self.flags = Flags()
         #: the law's arguments after the body's: the tables themselves
         self.arguments = (self.parameters.table, self.commands.table, self.state.table,
                           self.masks.table, self.flags.table)

@@ -263,7 +263,7 @@ class MujocoBody:
             _COMPILED = _compile()
         self._read, self._drive_joints = _COMPILED
         # compiled now (cached on disk after the first time), not in the first step
-        self._drive_joints(*self._drive_joints_arguments(bank, copies=True))
+        self._drive_joints(*self._drive_joints_arguments(copies=True))
         if first:
             log.info("the servo law compiled by numba for MuJoCo's step in %.1f s "
                      "(SERVO_SIM_JIT=0: numpy's)", time.perf_counter() - started)
@@ -275,7 +275,7 @@ class MujocoBody:
         else None: the bank steps with ``momentum`` and ``advance``."""
         return self.run_steps if self._drive_joints is not None else None
 
-    def run_steps(self, bank: Any, steps: int) -> tuple:
+    def run_steps(self, steps: int) -> tuple:
         """``steps`` dynamic steps (with the compiled law: ``use_compiled``), each as
         ``MotorBank._step_dynamic`` makes it with this body, the work between MuJoCo's
         two halves in one compiled call (:func:`drive_joints`); not the clock or the sensors.
@@ -284,7 +284,7 @@ class MujocoBody:
         step1, step2, model, data = self.mj.mj_step1, self.mj.mj_step2, self.model, self.data
         *_, qpos, qvel = self._views
         drive_joints, dadr = self._drive_joints, self.dadr
-        arguments = self._drive_joints_arguments(bank)
+        arguments = self._drive_joints_arguments()
         for left in range(steps, 0, -1):
             if left == 1:  # the velocity the last step starts from
                 previous = qvel[dadr]
@@ -294,38 +294,43 @@ class MujocoBody:
         x, v = self._read(qpos, self.qadr, qvel, dadr)  # (compiled with drive_joints)
         return x, v, previous, results
 
-    def _drive_joints_arguments(self, bank: Any, copies: bool = False) -> tuple:
+    def _drive_joints_arguments(self, copies: bool = False) -> tuple:
         """:func:`drive_joints`'s arguments now (``copies``: of the arrays it writes, to
         compile it without a step)."""
-        tables = bank.law_data.arguments
-        servo = (self.external, self.servo_mass, bank.spring_constant, bank.energy,
-                 bank._energy_per_force)
+        motors = self.motors
+        tables = motors.arguments
+        servo = (self.external, self.servo_mass, motors.joint_parameters.spring_constant,
+                 motors.joints.energy, motors.joint_parameters.energy_per_force)
         mujoco, servo = self._views, servo
         if copies:
             mujoco, servo = (tuple(a.copy() for a in group) for group in (mujoco, servo))
             tables = tuple(a.copy() for a in tables)
-        return (bank.dt, mujoco, self.addresses, servo, *tables)
+        return (self.dt, mujoco, self.addresses, servo, *tables)
 
     def attach(self, bank: Any) -> None:
-        """The model at its reference pose, the motors' joints at the bank's state."""
+        """The model at its reference pose, the motors' joints at the bank's state; the
+        bank's tables (``bank.data``) taken: the step reads and writes their rows."""
         mj, model, data = self.mj, self.model, self.data
+        #: the motors' tables (``model/tables.py``: parameters, commands, state)
+        self.motors = motors = bank.data
         self.coupled = coupled_rows(bank) & self.driven
         self.use_compiled(bank)
         mj.mj_resetData(model, data)
-        data.qpos[self.qadr] = bank.position
-        data.qvel[self.dadr] = bank.velocity
-        self.configure(bank)
+        data.qpos[self.qadr] = motors.joints.position
+        data.qvel[self.dadr] = motors.joints.velocity
+        self.configure()
         mj.mj_forward(model, data)
 
-    def configure(self, bank: Any) -> None:
+    def configure(self) -> None:
         """The servos' parameters into the model: armature, hard stops."""
         model, driven = self.model, self.driven
-        model.dof_armature[self.dadr[driven]] = bank.armature[driven]
-        stops = bank.stops
+        parameters = self.motors.joint_parameters
+        model.dof_armature[self.dadr[driven]] = parameters.armature[driven]
+        stops = self.motors.joint_masks.stops
         if stops.any():
             joints = self.joints[stops]
-            model.jnt_range[joints, 0] = bank.min_stop[stops]
-            model.jnt_range[joints, 1] = bank.max_stop[stops]
+            model.jnt_range[joints, 0] = parameters.min_stop[stops]
+            model.jnt_range[joints, 1] = parameters.max_stop[stops]
             self._limited[joints] = 1
         model.jnt_limited[:] = self._limited
         coupled = self.coupled if self.coupled is not None else np.zeros(len(self.joints), bool)
@@ -346,43 +351,46 @@ class MujocoBody:
         state = [data.qpos.copy(), data.qvel.copy(), data.act.copy(), data.time]
         self.mj.mj_setConst(model, data)
         data.qpos[:], data.qvel[:], data.act[:], data.time = state
-        self.servo_mass = bank.servo_mass
-        self.external = bank.external_load
+        self.servo_mass = parameters.servo_mass
+        self.external = parameters.external_load
 
-    def momentum(self, bank: Any) -> tuple[np.ndarray, np.ndarray]:
+    def momentum(self) -> tuple[np.ndarray, np.ndarray]:
         self.mj.mj_step1(self.model, self.data)
         mass_matrix, passive, bias = self._views[:3]
         p, self.inertia_dt, self._own, mass = joint_momentum(
-            mass_matrix, self.diag, passive, bias, self.dadr, bank.velocity, self.external,
+            mass_matrix, self.diag, passive, bias, self.dadr, self.motors.joints.velocity,
+            self.external,
             self.servo_mass, self.dt)
         return p, mass
 
-    def advance(self, bank: Any, velocity: np.ndarray, force: np.ndarray
+    def advance(self, velocity: np.ndarray, force: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, None, np.ndarray]:
         _, _, _, applied, qpos, qvel = self._views
-        apply_joint_torques(velocity, bank.velocity, self.inertia_dt, self._own, self.dadr,
-                            applied)
+        apply_joint_torques(velocity, self.motors.joints.velocity, self.inertia_dt, self._own,
+                            self.dadr, applied)
         if self.ode is not None:  # a Webots world: stepped as ODE (.ode_step)
-            force = world_step(self, bank, force, self._own_loads(bank))
+            force = world_step(self, self.motors, force, self._own_loads())
             return *joint_state(qpos, self.qadr, qvel, self.dadr), None, force
         if self.coupled is not None and self.coupled.any():
-            force = self._solve(bank, force)
+            force = self._solve(force)
             if self.data.ncon:  # the rows with MuJoCo's contact solve (.contacts)
-                force = with_contacts(self, bank, force)
+                force = with_contacts(self, self.motors, force)
         self.mj.mj_step2(self.model, self.data)
         x, v = joint_state(qpos, self.qadr, qvel, self.dadr)
         return x, v, None, force
 
-    def _own_loads(self, bank: Any) -> np.ndarray:
+    def _own_loads(self) -> np.ndarray:
         """The servos' own loads of their joints: external, set_torque, the spring's
         explicit part."""
         loads = self.external.copy()
-        flags = bank.flags
-        law.servo_loads(loads, flags.any_force_control, bank.applied_force, flags.any_spring,
-                        bank.spring_constant, bank.position)
+        motors = self.motors
+        flags = motors.flags
+        law.servo_loads(loads, flags.any_force_control, motors.commands.applied_force,
+                        flags.any_spring, motors.joint_parameters.spring_constant,
+                        motors.joints.position)
         return loads
 
-    def _solve(self, bank: Any, force: np.ndarray) -> np.ndarray:
+    def _solve(self, force: np.ndarray) -> np.ndarray:
         """The coupled motors' and stops' forces of the step, solved together
         (:mod:`.coupled`), into ``qfrc_applied`` with the other joints' torques; the
         motor forces, the law's for the motors outside the solve."""
@@ -390,7 +398,7 @@ class MujocoBody:
         _, passive, bias, applied, _, qvel = self._views
         rows, dofs, dt = self.coupled, self._row_dofs, self.dt
         n = dofs.size
-        own_loads = self._own_loads(bank)[rows]
+        own_loads = self._own_loads()[rows]
         if model.nu:
             mj.mj_fwdActuation(model, data)  # the model's own actuators on other joints
         # A v' = b + S f: A = M/dt + MuJoCo's implicit damping (+ the servo's implicit
@@ -425,12 +433,12 @@ class MujocoBody:
         # then the stops its joint would cross without them (added until none is
         # crossed), each pushing outward only
         w_motors = response[dofs]
-        target = bank.command_velocity[rows]
-        limit = bank.commands.force_limit[rows]
+        target = self.motors.state.command_velocity[rows]
+        limit = self.motors.commands.force_limit[rows]
         f = solve_box(w_motors, target - v_free[dofs], -limit, limit)
         joint_force = f
         if self._any_stop:
-            x = bank.position[rows]
+            x = self.motors.joints.position[rows]
             low, high = self.stop_low[rows], self.stop_high[rows]
             at_low = np.zeros(n, dtype=bool)
             at_high = np.zeros(n, dtype=bool)

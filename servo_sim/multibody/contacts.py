@@ -29,7 +29,7 @@ TOLERANCE = 1e-7
 PROBE = 1e-3
 
 
-def with_contacts(body: Any, bank: Any, force: np.ndarray) -> np.ndarray:
+def with_contacts(body: Any, motors: Any, force: np.ndarray) -> np.ndarray:
     """The motor forces ``force`` with the coupled rows (``body.coupled``) re-solved
     against the step's contacts, and ``qfrc_applied`` with them (see the module
     docstring); ``body``: the :class:`~.body.MujocoBody` after its own solve."""
@@ -37,8 +37,8 @@ def with_contacts(body: Any, bank: Any, force: np.ndarray) -> np.ndarray:
     rows = body.coupled
     dofs = model.jnt_dofadr[body.joints[rows]]
     applied = data.qfrc_applied
-    target = bank.command_velocity[rows]
-    limit = bank.commands.force_limit[rows]
+    target = motors.state.command_velocity[rows]
+    limit = motors.commands.force_limit[rows]
     f = force[rows].astype(float)
     if model.nu:
         mj.mj_fwdActuation(model, data)

@@ -286,7 +286,7 @@ def joined(*parts: Rows) -> Rows:
                 np.concatenate(findex).astype(int))
 
 
-def world_step(body: Any, bank: Any, force: np.ndarray, loads: np.ndarray) -> np.ndarray:
+def world_step(body: Any, motors: Any, force: np.ndarray, loads: np.ndarray) -> np.ndarray:
     """A converted world's step after ``mj_step1`` and the law's torques in
     ``qfrc_applied`` (``body``: the :class:`~.body.MujocoBody`, ``body.ode`` its
     parameters): the ideal motors (``body.coupled``, their own ``loads`` as forces) and
@@ -303,8 +303,8 @@ def world_step(body: Any, bank: Any, force: np.ndarray, loads: np.ndarray) -> np
     extra[dofs] = h * servo_mass
     if model.nu:
         mj.mj_fwdActuation(model, data)
-    rows = world_rows(mj, model, data, ode, h, dofs, bank.command_velocity[coupled],
-                      bank.commands.force_limit[coupled], body.stop_low[coupled],
+    rows = world_rows(mj, model, data, ode, h, dofs, motors.state.command_velocity[coupled],
+                      motors.commands.force_limit[coupled], body.stop_low[coupled],
                       body.stop_high[coupled])
     lam = step(mj, model, data, rows, h, extra)
     motor = lam[:dofs.size]
