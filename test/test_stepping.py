@@ -298,3 +298,49 @@ def test_the_joints_state_is_written_in_place_and_a_snapshot_keeps_its_value(phy
         if when == "reset":  # the config's positions, at rest
             assert bank.position.tobytes() == bank.initial_position.tobytes()
             assert not any(getattr(bank, name).any() for name in JOINTS[1:])
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_reset_restarts_the_sensors_and_their_noise_as_a_new_simulation(sign):
+    """After a reset the sensors are those of a simulation made anew from the config,
+    on the same objects: NaN until their first period, refreshed every period from time
+    0 (not from the time before the reset), and the noise drawn again from the seed."""
+    raw = {"basic_time_step_ms": 4, "seed": 7, "motors": [
+        {"name": "a", "position_sensor": {"sampling_period_ms": 12, "noise": 0.01},
+         "force_feedback_sampling_period_ms": 8},
+        {"name": "b", "position_sensor": {"sampling_period_ms": 8, "noise": 0.02}}]}
+
+    def readings(sim: Simulation) -> list[tuple[float, ...]]:
+        out = []
+        for k in range(10):  # 40 ms: the motors moving both ways
+            for i, m in enumerate(sim.motors):
+                m.set_position(sign * (0.2 + 0.1 * k) * (1 if i else -1))
+            sim.step(1)
+            out.append(tuple(v for m in sim.motors
+                             for v in (m.get_position(), m.get_force_feedback())))
+        return out
+
+    sim = Simulation.from_config(raw)
+    sensors = (sim.bank.position_sensor, sim.bank.force_sensor)
+    first = readings(sim)
+    sim.step(33)  # the sensors' last refresh well past the periods after the reset
+    sim.reset()
+    assert (sim.bank.position_sensor, sim.bank.force_sensor) == sensors  # the same objects
+    again = readings(sim)
+    fresh = readings(Simulation.from_config(raw))
+    assert np.array_equal(np.array(again), np.array(fresh), equal_nan=True)
+    assert np.array_equal(np.array(again), np.array(first), equal_nan=True)
+    # by hand: a at 12, 24, 36 ms; b at 8, 16 ... ms; a's force at 8, 16 ... ms; noisy
+    times = [4 * (k + 1) for k in range(10)]
+    a_read = [not math.isnan(r[0]) for r in again]
+    b_read = [not math.isnan(r[2]) for r in again]
+    assert a_read == [t >= 12 for t in times]
+    assert b_read == [t >= 8 for t in times]
+    assert [not math.isnan(r[1]) for r in again] == [t >= 8 for t in times]
+    assert math.isnan(again[0][3])  # b's force feedback: disabled
+    # the equality above is the noise drawn again: without noise the readings differ
+    quiet = dict(raw, motors=[dict(m, position_sensor=dict(m["position_sensor"], noise=0.0))
+                              for m in raw["motors"]])
+    noiseless = np.array(readings(Simulation.from_config(quiet)))
+    read = ~np.isnan(noiseless[:, 0])
+    assert read.any() and not np.any(noiseless[read, 0] == np.array(again)[read, 0])

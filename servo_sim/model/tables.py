@@ -1,4 +1,4 @@
-"""The servo law's data as MuJoCo keeps a model's: tables of named rows over the motors.
+"""Every motor's numbers as MuJoCo keeps a model's: tables of named rows over the motors.
 
 Each group is one 2-D array, fields x motors, whose rows the module-level constants
 below name (the order of a group is written once, here: the last name of each group
@@ -7,19 +7,23 @@ is its number of rows). The law (``law.py``) reads ``parameters[KP]``,
 motor; the compiled runner hands the law one motor's column (``table[:, i]``), and the
 same expression is that motor's number (and ``state[INTEGRAL] = ...`` writes through).
 
-* :class:`Parameters`: what the motors' config gives and no command changes;
-* :class:`Commands`: what the commands set and ``MotorBank.refresh`` derives from them;
-* :class:`State`: what the law's step changes;
-* :class:`Joints`: the joints' state the step changes (position, velocity, the velocity
-  a step before, the motor force, the energy): the bodies' and the bank's, not the law's
-  argument (the law takes the position and velocity as arrays of their own);
-* :class:`Masks`: the per-motor yes/no of the three (rows of booleans);
-* :class:`Flags`: whether any (or every) motor has a part, so that the law skips it;
-* results: what one step gives (``RESULT_ROWS`` rows: :func:`results`).
+:class:`MotorData` holds them all, in three kinds (as ``mjModel`` and ``mjData``):
+
+* the model, what the config gives and no command changes: :class:`Parameters` (the
+  law's), :class:`JointParameters` (the joints', the sensors' and the limits', with the
+  step's constants derived from them), :class:`JointMasks`;
+* the commands: :class:`Targets` and :class:`TargetMasks` (as given) and each motor's
+  mode; :class:`Commands` (as ``MotorBank.refresh`` derives them for the law);
+* the state the step changes: :class:`State` (the law's), :class:`Joints` (position,
+  velocity, the velocity a step before, motor force, energy);
+
+and the law's :class:`Masks` (per-motor yes/no) and :class:`Flags` (whether any, or
+every, motor has a part, so that the law skips it); a step's results are a table of
+``RESULT_ROWS`` rows (:func:`results`).
 
 The tables are made once per bank and written in place from then on (a reset fills
 them again): a view of a row stays the row. The classes give each row a name
-(:class:`Row`) for the code around the law.
+(:class:`Row`), and :func:`name_rows` gives the bank the same names.
 """
 
 from __future__ import annotations
