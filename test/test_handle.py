@@ -159,6 +159,46 @@ def test_the_view_answers_getters_only_and_cannot_be_written():
         assert [v.name for v in rt.motors] == rt.motor_names
 
 
+@pytest.mark.parametrize("read", ["position", "get_target_position", "report"])
+def test_a_view_and_a_report_read_between_two_steps_of_another_thread(read):
+    """The model writes its rows in place (a step, a reset): a host's read through the
+    runtime (a view's property or getter, the report of modes) waits for the bank's
+    lock, so it never sees a row mid-write. Here another thread holds the lock with the
+    rows in a state no step leaves (a sentinel); the read waits, then reads the state
+    the holder leaves."""
+    import threading
+
+    with opened() as rt:
+        bank = rt._sim.bank  # (the model itself: only to stand for a step in progress)
+        index = rt.motor_names.index("arm")
+        rows = (bank.position, bank.target_position, bank.mode)
+        kept = [row.copy() for row in rows]
+        started, got = threading.Event(), []
+
+        def reader() -> None:
+            started.set()
+            if read == "report":
+                got.append(int(rt.report()[0][index]))
+            else:
+                value = getattr(rt.motor("arm"), read)
+                got.append(value() if callable(value) else value)
+
+        with bank.lock:  # a step (or a reset) half done
+            for row in rows:
+                row[index] = 99
+            thread = threading.Thread(target=reader)
+            thread.start()
+            assert started.wait(60.0)
+            thread.join(1.0)
+            assert thread.is_alive() and not got  # waiting for the lock, nothing read
+            for row, old in zip(rows, kept, strict=True):
+                row[...] = old
+        thread.join(60.0)
+        expected = {"position": kept[0][index], "get_target_position": kept[1][index],
+                    "report": int(kept[2][index])}[read]
+        assert got == [expected] and got != [99]
+
+
 def test_a_command_is_a_row_of_the_table_never_a_function():
     with opened() as rt:
         before = state(rt)

@@ -614,13 +614,19 @@ def test_a_real_device_holds_where_it_was_read_before_on_activate():
     assert target[0] == 0.5 and target[1] == math.inf
 
 
-def test_reset_points_the_interfaces_at_the_model_again():
+def test_a_reset_leaves_the_interfaces_on_the_models_rows():
+    """The model resets in place: the interfaces the plugin holds are the bank's rows
+    before and after, nobody rebinds them, and they read the reset state."""
     simulated = type("Simulated", (Declared,), {"SIMULATED": True})
     hw = HardwareSystem(two_motors(), simulated)
     hw.start()
+    held, target = hw.component.state.position, hw.component.commands.target_position
+    hw.command("a", Command.POSITION, 0.3)
     hw.cycle()
+    assert held.tolist() == [0.25, -0.5] and target[0] == 0.3  # the plugin's read, a command
     hw.reset()
-    assert hw.component.state.position is hw.sim.bank.position
+    assert hw.component.state.position is held is hw.sim.bank.position
+    assert held.tolist() == [0.0, 0.0] and target.tolist() == [0.0, 0.0]  # the config's
     assert np.shares_memory(hw.component.commands.target_position,
                             hw.sim.bank.target_position)
     hw.cycle()

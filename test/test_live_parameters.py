@@ -160,3 +160,37 @@ def test_a_field_changed_by_its_command_is_in_the_config_in_force():
     sim.set_parameter("m0", "control_pid", [20.0, 1.0, 0.5])
     assert tuple(sim.config.motors[0].control_pid) == (20.0, 1.0, 0.5)
     assert m.get_acceleration() == 3.0 and m.get_control_pid() == (20.0, 1.0, 0.5)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_hard_stop_set_at_run_time_holds_the_joint(sign):
+    """A joint with no stop at start gets one at run time (the body takes the new
+    parameters): it stops there exactly, both ways, and a target inside still moves."""
+    sim, m = one(control_pid=(50.0, 0.0, 0.0), max_velocity=5.0)
+    field = "max_stop" if sign > 0 else "min_stop"
+    sim.set_parameter("m0", field, 0.1 * sign)
+    m.set_position(1.0 * sign)
+    sim.step(400)
+    assert m.position == 0.1 * sign and m.velocity == 0.0
+    m.set_position(0.05 * sign)
+    sim.step(400)
+    assert m.position == pytest.approx(0.05 * sign, abs=1e-6)
+
+
+@pytest.mark.parametrize("angle", [0.0, math.pi])
+def test_a_gravity_load_set_at_run_time_pulls_from_the_next_step(angle):
+    """A joint with no load at start gets a gravity load at run time: from rest with its
+    motor off, one step reaches v = -m g d cos(0 - angle) dt / J (semi-implicit Euler, by
+    hand), down at angle 0 and up at angle pi."""
+    inertia, mass, distance = 0.02, 0.5, 0.1
+    sim, m = one(inertia=inertia)
+    m.set_available_torque(0.0)
+    sim.step(3)
+    assert m.velocity == 0.0
+    for field, value in (("load.gravity_mass", mass), ("load.gravity_distance", distance),
+                         ("load.gravity_angle", angle)):
+        sim.set_parameter("m0", field, value)
+    sim.step(1)
+    expected = -mass * 9.81 * distance * math.cos(-angle) * DT / inertia
+    assert m.velocity == pytest.approx(expected, rel=1e-9)
+    assert math.copysign(1.0, m.velocity) == (-1.0 if angle == 0.0 else 1.0)

@@ -205,11 +205,7 @@ class Interfaces:
     def __init__(self, kind: str, plugin: str, component: str,
                  arrays: Mapping[str, np.ndarray]) -> None:
         object.__setattr__(self, "_where", (kind, plugin, component))
-        self._bind(arrays)
-
-    def _bind(self, arrays: Mapping[str, np.ndarray]) -> None:
-        """(The system's) point the interfaces at ``arrays`` (after the model's reset)."""
-        for name, array in arrays.items():
+        for name, array in arrays.items():  # the bank's rows, valid for its whole life
             object.__setattr__(self, name, array)
 
     @property

@@ -376,8 +376,10 @@ class HardwareSystem:
         return flags
 
     def report(self) -> tuple[np.ndarray, np.ndarray]:
-        """(mode, flags) of every motor: the model's state with the device's flags."""
-        return report(self.sim.bank, self.device_flags())
+        """(mode, flags) of every motor: the model's state with the device's flags, one
+        sample between two steps."""
+        with self.sim.bank.lock:
+            return report(self.sim.bank, self.device_flags())
 
     def status(self, reported: tuple[np.ndarray, np.ndarray] | None = None
                ) -> list[tuple[int, str]]:
@@ -393,9 +395,4 @@ class HardwareSystem:
         """Back to the initial state (simulated hardware only)."""
         if not self.simulated:
             raise CommandRefusedError(f"hardware {self.plugin_name!r} is real: it cannot be reset")
-        self.sim.reset()
-        # the reset made the bank's arrays anew: the interfaces follow
-        state, commands = self._interface_arrays()
-        if self.info.state is not None and self.info.commands is not None:
-            self.info.state._bind(state)
-            self.info.commands._bind(commands)
+        self.sim.reset()  # in place: the interfaces, views of the bank's rows, stay valid

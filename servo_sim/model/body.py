@@ -144,10 +144,15 @@ class JointBodies:
 
     def advance(self, velocity: np.ndarray, force: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
-        x_new = self.position  # the joints' row, written in place (x + v dt)
-        x_new += velocity * self.dt
-        stopped = (apply_stops(x_new, velocity, self.stop_low, self.stop_high)
-                   if self.any_stops else None)
+        if not self.any_stops:  # the joints' row, written in place (x + v dt)
+            x_new = self.position
+            x_new += velocity * self.dt
+            return x_new, velocity, None, force
+        # past a stop: a new array, clamped before the bank writes it (the row never
+        # holds a position past a stop, not even within a step)
+        x_new = velocity * self.dt
+        x_new += self.position
+        stopped = apply_stops(x_new, velocity, self.stop_low, self.stop_high)
         return x_new, velocity, stopped, force
 
 

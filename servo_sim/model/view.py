@@ -5,7 +5,9 @@
 the hardware system's capability check, so a host that held one could command what the
 device cannot take. A view answers the Motor's getters and state properties, under the
 same names, and has no setter, no trigger and no attribute that reaches the Motor, its
-bank or its moves; every command goes through ``Runtime.command``.
+bank or its moves; every command goes through ``Runtime.command``. A view reads under
+the bank's lock: from any thread, the state between two steps (the model writes its
+rows in place, a reset refills them).
 """
 
 from __future__ import annotations
@@ -55,7 +57,9 @@ def _getter(name: str) -> Callable[..., Any]:
 
     @functools.wraps(method)
     def get(self: MotorView) -> Any:
-        return method(self._MotorView__motor)  # type: ignore[attr-defined]
+        motor = self._MotorView__motor  # type: ignore[attr-defined]
+        with motor._bank.lock:  # between two steps (a reset) of another thread
+            return method(motor)
 
     return get
 
@@ -65,7 +69,9 @@ def _property(name: str) -> property:
 
     @functools.wraps(fget)
     def get(self: MotorView) -> Any:
-        return fget(self._MotorView__motor)  # type: ignore[attr-defined]
+        motor = self._MotorView__motor  # type: ignore[attr-defined]
+        with motor._bank.lock:
+            return fget(motor)
 
     return property(get)
 
