@@ -142,8 +142,9 @@ class MotorBank:  # (its rows: name_rows, after the class)
         self._active_gain = data.commands.active_gain
         self._sensor_rows = (data.joint_parameters.position_noise,
                              data.joint_parameters.position_resolution)
-        #: the random numbers of the sensors' noise (reseeded by a reset)
-        self.rng = np.random.default_rng(config.seed)
+        #: the motors' sensors (their periods set, and restarted, by _initial_state)
+        self.position_sensor = SampledSensors(np.zeros(len(config.motors), dtype=np.int64))
+        self.force_sensor = SampledSensors(np.zeros(len(config.motors), dtype=np.int64))
         self._make_supervisor = supervisor
         self._initial_state(config, body)
 
@@ -200,15 +201,11 @@ class MotorBank:  # (its rows: name_rows, after the class)
         self.state.setpoint = self.position
 
         # sensors: their periods, nothing read yet; the noise's random numbers from the seed
-        self.rng.bit_generator.state = np.random.default_rng(config.seed).bit_generator.state
-        position_periods = column(lambda m: m.position_sensor.sampling_period_ms, np.int64)
-        force_periods = column(lambda m: m.force_feedback_sampling_period_ms, np.int64)
-        if not hasattr(self, "position_sensor"):  # (made once: a reset restarts them)
-            self.position_sensor = SampledSensors(position_periods)
-            self.force_sensor = SampledSensors(force_periods)
-        else:
-            self.position_sensor.restart(position_periods)
-            self.force_sensor.restart(force_periods)
+        self.rng = np.random.default_rng(config.seed)
+        self.position_sensor.restart(
+            column(lambda m: m.position_sensor.sampling_period_ms, np.int64))
+        self.force_sensor.restart(
+            column(lambda m: m.force_feedback_sampling_period_ms, np.int64))
 
         # derived from the commands, kept in sync by refresh() (the law's commands, and
         # position_control, velocity_control); masks are stored as 0/1 gains
@@ -316,10 +313,7 @@ class MotorBank:  # (its rows: name_rows, after the class)
         self.constant_load = self.external_load - np.where(
             self.rotational, 0.0, weight * np.cos(self.gravity_angle))
         self.gravity_torque = np.where(self.rotational, weight * self.gravity_distance, 0.0)
-        self.any_gravity_torque = bool(self.gravity_torque.any())
-        # the lever's phase (rotational); any_gravity_phase: not every one SPEC §2.2's 0
-        self.gravity_phase = np.where(self.rotational, self.gravity_angle, 0.0)
-        self.any_gravity_phase = bool(self.gravity_phase.any())
+        self.gravity_phase = np.where(self.rotational, self.gravity_angle, 0.0)  # rotational
         if self.body is not None:
             self.body.configure()
 

@@ -130,7 +130,7 @@ class JointBodies:
 
     def configure(self) -> None:
         self.any_gravity = bool(self.gravity_torque.any())
-        self.any_phase = bool(self.gravity_phase.any())
+        self.any_phase = bool(self.gravity_phase.any())  # (else SPEC §2.2's 0 for all)
         self.any_stops = bool(self.stops.any())
 
     def momentum(self) -> tuple[np.ndarray, np.ndarray]:
