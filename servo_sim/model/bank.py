@@ -44,8 +44,6 @@ from .sensors import SampledSensors, measure_position, position_masks
 from .stepping import RUN_STEPS as RUN_STEPS  # (where tests and tools look for it)
 from .stepping import Stepper
 from .tables import (
-    ANY_FORCE_CONTROL,
-    ANY_SPRING,
     APPLIED_FORCE,
     COMMAND_VELOCITY,
     CONTROL_I,
@@ -518,7 +516,7 @@ class MotorBank:  # (its rows: name_rows, after the class)
         body = self.body
         position, velocity, previous, motor_force, energy = self._joint_rows
         p, mass = body.momentum()
-        self.servo_loads(p)
+        law.add_servo_loads(p, self.data)  # set_torque's force, the spring's explicit part
         out = self._law(position, velocity, p, mass, body.inertia_dt, *self._law_arguments)
         act = self.actuators
         x_new, v_new, stopped, force = body.advance(out[V_NEW], out[FORCE])
@@ -547,15 +545,6 @@ class MotorBank:  # (its rows: name_rows, after the class)
         position[...] = x
         motor_force[...] = force
         self.period = self.dt
-
-    def servo_loads(self, p: np.ndarray) -> None:
-        """Add the servo's own loads to a step's momentum ``p`` (in place), whatever the
-        body: set_torque's force and the spring (explicit here, implicit in the mass)."""
-        flags = self.flags.table  # (the table's entries: quicker than the named flags)
-        force_control, spring = flags[ANY_FORCE_CONTROL], flags[ANY_SPRING]
-        if force_control or spring:  # (most steps: none, no call)
-            law.servo_loads(p, bool(force_control), self.applied_force, bool(spring),
-                            self.spring_constant, self.position)
 
     def _step_kinematic(self) -> None:
         """Webots without physics: velocity ramps, position walks to the target."""

@@ -64,6 +64,7 @@ from .tables import (
     ANY_FRICTION,
     ANY_GOAL_TICKS,
     ANY_LOAD_DEPENDENT,
+    ANY_SPRING,
     ANY_STARTING,
     APPLIED_FORCE,
     BASE_S,
@@ -537,6 +538,16 @@ def servo_loads(p: np.ndarray, any_force_control: bool, applied_force: np.ndarra
         p += applied_force
     if any_spring:
         p -= spring_constant * x
+
+
+def add_servo_loads(p: np.ndarray, data: Any) -> None:
+    """:func:`servo_loads` from the motors' tables ``data`` (``tables.MotorData``), as
+    every body adds them; nothing called where no motor has either (most steps)."""
+    flags = data.flags.table  # (the table's entries: quicker than the named flags)
+    force_control, spring = flags[ANY_FORCE_CONTROL], flags[ANY_SPRING]
+    if force_control or spring:
+        servo_loads(p, bool(force_control), data.commands.applied_force, bool(spring),
+                    data.joint_parameters.spring_constant, data.joints.position)
 
 
 def keep_motor_force(force: np.ndarray, active_gain: np.ndarray, energy: np.ndarray,

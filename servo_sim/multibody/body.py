@@ -383,11 +383,7 @@ class MujocoBody:
         """The servos' own loads of their joints: external, set_torque, the spring's
         explicit part."""
         loads = self.external.copy()
-        motors = self.motors
-        flags = motors.flags
-        law.servo_loads(loads, flags.any_force_control, motors.commands.applied_force,
-                        flags.any_spring, motors.joint_parameters.spring_constant,
-                        motors.joints.position)
+        law.add_servo_loads(loads, self.motors)
         return loads
 
     def _solve(self, force: np.ndarray) -> np.ndarray:
