@@ -526,7 +526,7 @@ class MotorBank:  # (its rows: name_rows, after the class)
                                                         self.commands.force_limit), force)
         self._keep_motor_force(force, self._active_gain, energy, self._energy_per_force)
         # _keep_joints' copies, written out (the per-joint body wrote the position row):
-        # a call costs a tenth of a per-joint step of six servos
+        # the call would add 7-8 % to a per-joint step of six servos
         previous[...] = velocity
         velocity[...] = v_new
         if x_new is not position:
